@@ -1,0 +1,21 @@
+"""spacy-lisa: syntax-aware semantic role labelling (LISA, LAN, LAL) for spaCy v3.
+
+Importing the package installs the Doc extensions (``doc._.srl_frames`` and friends).
+The ``lisa_srl`` factory, the architectures and the scorer are found by spaCy through
+entry points, so ``nlp.add_pipe("lisa_srl")`` works without importing anything.
+"""
+
+from typing import Any
+
+from .about import __version__
+from .frames import SRLFrame, install_extensions, set_srl_frames
+
+__all__ = ["__version__", "SRLFrame", "install_extensions", "set_srl_frames", "render"]
+
+
+def render(docs: Any, **kwargs: Any) -> str:
+    """Render SRL frames of a Doc or Docs as a standalone HTML page (see
+    :func:`spacy_lisa.visualize.render`)."""
+    from .visualize import render as _render
+
+    return _render(docs, **kwargs)

@@ -1,0 +1,244 @@
+"""SRL frames on spaCy Docs: the one representation shared by the converters, the
+``lisa_srl`` component, the scorer and the exporters.
+
+A frame is one predicate with its roleset and its role spans. Frames are *stored* in
+plain, msgpack-serialisable form in ``doc.user_data`` (through the ``srl_frame_data``
+extension), so they survive ``doc.to_bytes``/``from_bytes``, ``DocBin(store_user_data=True)``,
+pickling and ``nlp.pipe(..., n_process=2)``. They are *read* through ``doc._.srl_frames``,
+a getter that builds :class:`SRLFrame` objects holding real ``Span``s.
+
+Stored form of one frame (token offsets, end exclusive)::
+
+    {"predicate": [start, end], "roleset": "sell.01" | None, "lemma": "sell" | None,
+     "roles": [[start, end, "ARG0"], [start, end, "C-ARG1"], ...]}
+
+The predicate's own ``V`` span is the ``predicate``; it is never among the ``roles``.
+
+Extensions (installed once by :func:`install_extensions`, which importing this module does):
+
+- ``doc._.srl_frames``: list of :class:`SRLFrame` in sentence (predicate) order, or ``[]``.
+  Assigning a list of frames or dicts stores them (same as :func:`set_srl_frames`).
+- ``doc._.srl_frame_data``: the stored form (``None`` when the doc carries no SRL).
+- ``doc._.srl_predicates``: user-marked predicates (token indices), read by the component
+  when ``predicate_source="doc"``; assign token indices, Tokens or Spans.
+- ``doc._.srl_parse_source``: which parse the syntactic head followed (``"model"``,
+  ``"doc"`` or ``"gold"``), set by the component.
+- ``doc._.srl_label_attention``: per-head attention of a Label Attention Layer when the
+  component stores it: ``{"heads": [name, ...], "weights": [[float per token], ...]}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from spacy.tokens import Doc, Span, SpanGroup, Token
+
+from .errors import Errors
+
+SRL_SPANS_KEY = "srl"
+_PREDICATES_KEY = "spacy_lisa.srl_predicates"
+
+FrameDict = Dict[str, Any]
+
+
+@dataclass
+class SRLFrame:
+    """One predicate of a doc with its roleset and role spans."""
+
+    predicate: Span
+    roleset: Optional[str] = None
+    roles: List[Span] = field(default_factory=list)
+    lemma: Optional[str] = None
+
+    @property
+    def doc(self) -> Doc:
+        return self.predicate.doc
+
+    def to_dict(self) -> Dict[str, Any]:
+        """JSON-ready view: token offsets (start inclusive, end exclusive), text and
+        character offsets of the predicate and every role."""
+        return {
+            "predicate": _span_dict(self.predicate),
+            "roleset": self.roleset,
+            "lemma": self.lemma,
+            "roles": [dict(label=r.label_, **_span_dict(r)) for r in self.roles],
+        }
+
+    def to_data(self) -> FrameDict:
+        """The stored (msgpack-serialisable) form of this frame."""
+        return {
+            "predicate": [self.predicate.start, self.predicate.end],
+            "roleset": self.roleset,
+            "lemma": self.lemma,
+            "roles": [[r.start, r.end, r.label_] for r in self.roles],
+        }
+
+    def __repr__(self) -> str:
+        roles = ", ".join(f"{r.label_}={r.text!r}" for r in self.roles)
+        rs = f" ({self.roleset})" if self.roleset else ""
+        return f"<SRLFrame {self.predicate.text!r}{rs}: {roles}>"
+
+
+def _span_dict(span: Span) -> Dict[str, Any]:
+    return {
+        "start": span.start,
+        "end": span.end,
+        "text": span.text,
+        "start_char": span.start_char,
+        "end_char": span.end_char,
+    }
+
+
+def _doc_name(doc: Doc) -> str:
+    text = doc.text
+    return text[:40] + ("..." if len(text) > 40 else "")
+
+
+def normalize_frame_data(doc: Doc, frame: Union[SRLFrame, FrameDict]) -> FrameDict:
+    """Validate one frame (an :class:`SRLFrame`, a stored dict or a ``to_dict()`` dict)
+    against ``doc`` and return its stored form. Raises ``ValueError`` (E010)."""
+    if isinstance(frame, SRLFrame):
+        return frame.to_data()
+    if not isinstance(frame, dict) or "predicate" not in frame:
+        raise ValueError(Errors.E010.format(doc=_doc_name(doc), message=f"not a frame: {frame!r}"))
+    n = len(doc)
+
+    def offsets(value: Any, what: str) -> Tuple[int, int]:
+        if isinstance(value, dict):  # the to_dict() form
+            value = (value.get("start"), value.get("end"))
+        try:
+            start, end = int(value[0]), int(value[1])
+        except (TypeError, ValueError, IndexError):
+            raise ValueError(
+                Errors.E010.format(doc=_doc_name(doc), message=f"{what} {value!r} is not [start, end]")
+            ) from None
+        if not 0 <= start < end <= n:
+            raise ValueError(
+                Errors.E010.format(
+                    doc=_doc_name(doc),
+                    message=f"{what} [{start}, {end}) is outside the doc's {n} tokens",
+                )
+            )
+        return start, end
+
+    pstart, pend = offsets(frame["predicate"], "predicate")
+    roles: List[List[Any]] = []
+    for role in frame.get("roles") or ():
+        if isinstance(role, dict):
+            label = role.get("label")
+            start, end = offsets(role, "role")
+        else:
+            if len(role) != 3:
+                raise ValueError(
+                    Errors.E010.format(doc=_doc_name(doc), message=f"role {role!r} is not [start, end, label]")
+                )
+            start, end = offsets(role[:2], "role")
+            label = role[2]
+        if not isinstance(label, str) or not label:
+            raise ValueError(Errors.E010.format(doc=_doc_name(doc), message=f"role {role!r} has no label"))
+        roles.append([start, end, label])
+    roleset = frame.get("roleset")
+    lemma = frame.get("lemma")
+    return {
+        "predicate": [pstart, pend],
+        "roleset": str(roleset) if roleset not in (None, "", "-") else None,
+        "lemma": str(lemma) if lemma not in (None, "", "-") else None,
+        "roles": roles,
+    }
+
+
+def get_srl_frames(doc: Doc) -> List[SRLFrame]:
+    """Build :class:`SRLFrame` objects from the doc's stored frames (``[]`` if none)."""
+    data = doc._.srl_frame_data
+    if not data:
+        return []
+    frames = []
+    for item in data:
+        # after msgpack round trips lists may come back as tuples: index, don't unpack types
+        pstart, pend = int(item["predicate"][0]), int(item["predicate"][1])
+        roles = [Span(doc, int(r[0]), int(r[1]), label=str(r[2])) for r in item.get("roles") or ()]
+        frames.append(
+            SRLFrame(
+                predicate=Span(doc, pstart, pend, label="V"),
+                roleset=item.get("roleset"),
+                roles=roles,
+                lemma=item.get("lemma"),
+            )
+        )
+    return frames
+
+
+def set_srl_frames(
+    doc: Doc,
+    frames: Optional[Iterable[Union[SRLFrame, FrameDict]]],
+    *,
+    spans_key: Optional[str] = SRL_SPANS_KEY,
+) -> None:
+    """Store ``frames`` on ``doc`` (sorted by predicate position) and mirror every role
+    span into ``doc.spans[spans_key]`` (skip the mirror with ``spans_key=None``).
+    ``frames=None`` marks the doc as carrying no SRL annotation at all, which is
+    different from ``[]`` (annotated, no predicates)."""
+    if frames is None:
+        doc._.srl_frame_data = None
+        if spans_key is not None and spans_key in doc.spans:
+            del doc.spans[spans_key]
+        return
+    data = [normalize_frame_data(doc, f) for f in frames]
+    data.sort(key=lambda f: (f["predicate"][0], f["predicate"][1]))
+    doc._.srl_frame_data = data
+    if spans_key is not None:
+        spans = [Span(doc, r[0], r[1], label=r[2]) for f in data for r in f["roles"]]
+        doc.spans[spans_key] = SpanGroup(doc, name=spans_key, spans=spans)
+
+
+def has_srl_annotation(doc: Doc) -> bool:
+    """True when the doc carries SRL annotation (possibly with zero frames)."""
+    return doc._.srl_frame_data is not None
+
+
+def get_srl_predicates(doc: Doc) -> Optional[List[int]]:
+    value = doc.user_data.get(_PREDICATES_KEY)
+    return None if value is None else [int(i) for i in value]
+
+
+def set_srl_predicates(doc: Doc, value: Optional[Sequence[Union[int, Token, Span]]]) -> None:
+    """Mark predicates for ``predicate_source="doc"``: token indices, Tokens or Spans
+    (a Span marks its root token). ``None`` removes the marking."""
+    if value is None:
+        doc.user_data.pop(_PREDICATES_KEY, None)
+        return
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ValueError(Errors.E011.format(value=value))
+    indices = set()
+    for item in value:
+        if isinstance(item, Token):
+            if item.doc is not doc:
+                raise ValueError(Errors.E011.format(value=value))
+            indices.add(item.i)
+        elif isinstance(item, Span):
+            if item.doc is not doc or len(item) == 0:
+                raise ValueError(Errors.E011.format(value=value))
+            indices.add(item.root.i if doc.has_annotation("DEP") else item.start)
+        elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item < len(doc):
+            indices.add(int(item))
+        else:
+            raise ValueError(Errors.E011.format(value=value))
+    doc.user_data[_PREDICATES_KEY] = sorted(indices)
+
+
+def install_extensions() -> None:
+    """Register the Doc extensions once (guarded, never ``force=True``)."""
+    if not Doc.has_extension("srl_frame_data"):
+        Doc.set_extension("srl_frame_data", default=None)
+    if not Doc.has_extension("srl_frames"):
+        Doc.set_extension("srl_frames", getter=get_srl_frames, setter=set_srl_frames)
+    if not Doc.has_extension("srl_predicates"):
+        Doc.set_extension("srl_predicates", getter=get_srl_predicates, setter=set_srl_predicates)
+    if not Doc.has_extension("srl_parse_source"):
+        Doc.set_extension("srl_parse_source", default=None)
+    if not Doc.has_extension("srl_label_attention"):
+        Doc.set_extension("srl_label_attention", default=None)
+
+
+install_extensions()

@@ -1,0 +1,1 @@
+"""LISA and label-attention models: plain torch modules plus their Thinc builders."""

@@ -1,0 +1,79 @@
+"""The contract between the ``lisa_srl`` component and the ``spacy-lisa.LISA.v1`` model.
+
+The component turns Docs into a :class:`LisaBatch` (which tokens form one encoder
+window, which parse to inject, which predicates to score); the Thinc model returns a
+:class:`LisaOutput` of *logits*; the component computes losses and their gradients
+(softmax minus one-hot, in ``model.ops`` arrays) and hands back a :class:`LisaOutput`
+whose score arrays hold those gradients.
+
+Index conventions
+-----------------
+- A *window* is a run of tokens ``[start, end)`` of one doc that the encoder sees as
+  one sequence (a sentence, or a piece of a long sentence). Windows of a doc cover the
+  doc in order, without overlap. ``S`` windows in a batch, padded to ``T`` tokens.
+- Rows of ``tag_scores`` are the batch's tokens in doc order, then token order: the
+  concatenation of all windows, unpadded (``N`` = total tokens).
+- ``head_scores[s, i, j]`` scores "the head of token i of window s is token j of the
+  same window"; ``j == i`` means root (self-loop). Heads outside the window are treated
+  as root.
+- Masked positions (padding, or columns beyond the window's length) hold
+  :data:`MASK_VALUE` so a softmax over them gives ~0 and never NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Literal, Optional, Tuple
+
+from spacy.tokens import Doc
+from thinc.types import Floats2d, Floats3d, Ints1d, Ints2d
+
+MASK_VALUE = -1e4
+
+# How the syntactically-informed head builds the values that later layers aggregate:
+# "given": one-hot rows on LisaBatch.heads (the gold parse in training = teacher forcing,
+#          an injected parse at test time); "soft": its own attention A_parse;
+# "argmax": one-hot on its own per-token argmax; "scheduled": per window, "given" with
+#          probability LisaBatch.gold_parse_prob, else "argmax" (scheduled sampling).
+ParseMode = Literal["given", "soft", "argmax", "scheduled"]
+PARSE_MODES: Tuple[str, ...] = ("given", "soft", "argmax", "scheduled")
+
+
+@dataclass
+class LisaBatch:
+    """Input of the LISA Thinc model."""
+
+    docs: List[Doc]
+    # per doc: the windows [start, end) covering the doc in order (each <= max_length)
+    windows: List[List[Tuple[int, int]]]
+    # per doc: absolute head index of every token (root: its own index); required for
+    # parse_mode "given" and "scheduled", ignored otherwise. -1 = unknown (masked: such a
+    # token's row is one-hot on itself).
+    heads: Optional[List[Ints1d]] = None
+    # per doc: sorted predicate token indices. None: the model predicts the predicates
+    # from its joint POS/predicate classifier (tokens whose argmax label is a
+    # ``TAG:PREDICATE`` label).
+    predicates: Optional[List[Ints1d]] = None
+    parse_mode: str = "soft"
+    gold_parse_prob: float = 1.0
+
+
+@dataclass
+class LisaOutput:
+    """Output (logits) of the LISA Thinc model; in backprop, the same shapes hold the
+    gradients of the loss with respect to those logits."""
+
+    # (doc index, start, end) of each encoded window, in batch order: S entries
+    windows: List[Tuple[int, int, int]]
+    tag_scores: Floats2d  # [N, n_tags] joint POS/predicate logits
+    head_scores: Floats3d  # [S, T, T] parent logits
+    dep_scores: Floats3d  # [S, T, n_deps] label logits for the head the upper layers used
+    frames: Ints2d  # [F, 2] (window index, token offset in window) of each scored predicate
+    role_scores: Floats3d  # [F, T, n_roles] BIO role logits
+    # [S, H, T] attention of each Label Attention Layer head over the window's tokens
+    # (only when the model has a LAL top layer), else None
+    label_attention: Optional[Floats3d] = None
+    # heads the upper layers actually used, per window [S, T] (window offsets), for
+    # scoring the parse the model used; filled in forward, None in gradients
+    used_heads: Optional[Ints2d] = None
+    extra: dict = field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""The lisa_srl component, its decoding and its scorer."""
