@@ -23,6 +23,10 @@ Extensions (installed once by :func:`install_extensions`, which importing this m
   when ``predicate_source="doc"``; assign token indices, Tokens or Spans.
 - ``doc._.srl_parse_source``: which parse the syntactic head followed (``"model"``,
   ``"doc"`` or ``"gold"``), set by the component.
+- ``doc._.srl_parse``: the parse the syntactic head followed, ``{"heads": [absolute head
+  index per token, root = itself], "deps": [label per token]}``, set by the component
+  (whether that parse was the model's own or the doc's, ``srl_parse_source`` says).
+- ``doc._.srl_pos``: the joint POS/predicate classifier's POS tag per token.
 - ``doc._.srl_label_attention``: per-head attention of a Label Attention Layer when the
   component stores it: ``{"heads": [name, ...], "weights": [[float per token], ...]}``.
 """
@@ -237,6 +241,10 @@ def install_extensions() -> None:
         Doc.set_extension("srl_predicates", getter=get_srl_predicates, setter=set_srl_predicates)
     if not Doc.has_extension("srl_parse_source"):
         Doc.set_extension("srl_parse_source", default=None)
+    if not Doc.has_extension("srl_parse"):
+        Doc.set_extension("srl_parse", default=None)
+    if not Doc.has_extension("srl_pos"):
+        Doc.set_extension("srl_pos", default=None)
     if not Doc.has_extension("srl_label_attention"):
         Doc.set_extension("srl_label_attention", default=None)
 

@@ -77,3 +77,24 @@ class LisaOutput:
     # scoring the parse the model used; filled in forward, None in gradients
     used_heads: Optional[Ints2d] = None
     extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class LisaTargets:
+    """Gold labels for one :class:`LisaOutput`, as label indices; ``-1`` masks a
+    position (padding, unaligned gold, unknown label): it adds nothing to the loss."""
+
+    tags: Ints1d  # [N] joint POS/predicate label per token
+    heads: Ints2d  # [S, T] gold head offset within the window (root: own offset)
+    deps: Ints2d  # [S, T] gold dependency label
+    roles: Ints2d  # [F, T] BIO role label per frame, frames in LisaOutput.frames order
+
+
+@dataclass
+class LossWeights:
+    """Weights of eq. 7: role + tag + ``head`` * head + ``dep`` * dependency label."""
+
+    role: float = 1.0
+    tag: float = 1.0
+    head: float = 1.0
+    dep: float = 1.0
