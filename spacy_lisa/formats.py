@@ -1,0 +1,194 @@
+"""Output formats for Docs carrying SRL frames: JSON lines, AllenNLP's SRL JSON and
+CoNLL-2005 columns. Pure functions over Docs, shared by ``spacy-lisa predict`` and
+library users; nothing here loads a model.
+
+Every format is *per sentence*: a Doc with sentence boundaries (a ``senter``, ``parser``
+or hand-set ``is_sent_start``) gives one record per sentence, a Doc without gives one
+record for the whole Doc. A frame belongs to the sentence holding its predicate.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from spacy.tokens import Doc, Span
+
+from .bio import spans_to_bio
+from .frames import SRLFrame
+
+Record = Dict[str, Any]
+# (index of the frame in doc._.srl_frames, the frame)
+IndexedFrame = Tuple[int, SRLFrame]
+
+# Column separator of the CoNLL-2005 text: the shared task files and srl-eval.pl
+# split columns on any whitespace, so one space per column keeps lines readable.
+CONLL2005_SEPARATOR = " "
+
+
+def doc_sentences(doc: Doc) -> List[Span]:
+    """The doc's sentences, or the whole doc as one span when it has no sentence
+    boundaries (``doc.sents`` would raise E030 there). An empty doc has none."""
+    if len(doc) == 0:
+        return []
+    if doc.has_annotation("SENT_START"):
+        return list(doc.sents)
+    return [doc[:]]
+
+
+def frames_by_sentence(doc: Doc) -> List[Tuple[Span, List[IndexedFrame]]]:
+    """Pair each sentence with the frames whose predicate starts in it (frame indices
+    refer to ``doc._.srl_frames``, which is in predicate order)."""
+    sentences = doc_sentences(doc)
+    grouped: List[Tuple[Span, List[IndexedFrame]]] = [(sent, []) for sent in sentences]
+    if not sentences:
+        return grouped
+    s = 0
+    for i, frame in enumerate(doc._.srl_frames):
+        start = frame.predicate.start
+        # frames are sorted by predicate, so the sentence index only moves forward
+        while s + 1 < len(sentences) and start >= sentences[s].end:
+            s += 1
+        grouped[s][1].append((i, frame))
+    return grouped
+
+
+def frame_bio_tags(sent: Span, frame: SRLFrame) -> Tuple[List[str], List[int]]:
+    """BIO tags of ``frame`` over the tokens of ``sent`` (predicate ``B-V``) and the
+    indices (into ``frame.roles``) of roles BIO cannot hold: roles overlapping an
+    earlier one or reaching outside the sentence."""
+    offset = sent.start
+    roles = [(r.start - offset, r.end - offset, r.label_) for r in frame.roles]
+    predicate = (frame.predicate.start - offset, frame.predicate.end - offset)
+    tags, rejected = spans_to_bio(len(sent), roles, predicate=predicate)
+    # map rejected spans back to role indices; a duplicate span is rejected once per copy
+    untagged: List[int] = []
+    pending = list(rejected)
+    for i, role in enumerate(roles):
+        if role in pending:
+            pending.remove(role)
+            untagged.append(i)
+    return tags, untagged
+
+
+def _span_offsets(span: Span, sent: Span) -> Dict[str, Any]:
+    """Token and character offsets of ``span`` relative to the doc and to ``sent``."""
+    return {
+        "text": span.text,
+        "start": span.start,
+        "end": span.end,
+        "start_char": span.start_char,
+        "end_char": span.end_char,
+        "sent_start": span.start - sent.start,
+        "sent_end": span.end - sent.start,
+        "sent_start_char": span.start_char - sent.start_char,
+        "sent_end_char": span.end_char - sent.start_char,
+    }
+
+
+def doc_to_jsonl_records(doc: Doc, *, extra: Optional[Mapping[str, Any]] = None) -> List[Record]:
+    """One JSON-ready record per sentence::
+
+        {**extra, "sentence": 0, "text": "John sold the car .",
+         "start": 0, "end": 5, "start_char": 0, "end_char": 19,
+         "tokens": ["John", "sold", "the", "car", "."],
+         "frames": [{"frame": 0, "roleset": "sell.01", "lemma": "sell",
+                     "predicate": {<offsets>},
+                     "roles": [{"label": "ARG0", <offsets>}, ...],
+                     "tags": ["B-ARG0", "B-V", "B-ARG1", "I-ARG1", "O"],
+                     "untagged_roles": []}]}
+
+    ``<offsets>`` are ``text``, ``start``/``end`` (tokens, end exclusive) and
+    ``start_char``/``end_char`` relative to the doc, and the same four prefixed with
+    ``sent_`` relative to the sentence. ``frame`` is the frame's index in
+    ``doc._.srl_frames``. ``tags`` are BIO tags over the sentence; ``untagged_roles``
+    lists the indices of roles the tags cannot hold (overlapping or crossing the
+    sentence boundary), which stay in ``roles``. ``extra`` keys (e.g. a line number or
+    an input id) come first in every record.
+    """
+    records: List[Record] = []
+    for s, (sent, frames) in enumerate(frames_by_sentence(doc)):
+        record: Record = dict(extra or {})
+        record.update(
+            sentence=s,
+            text=sent.text,
+            start=sent.start,
+            end=sent.end,
+            start_char=sent.start_char,
+            end_char=sent.end_char,
+            tokens=[t.text for t in sent],
+            frames=[],
+        )
+        for i, frame in frames:
+            tags, untagged = frame_bio_tags(sent, frame)
+            record["frames"].append(
+                {
+                    "frame": i,
+                    "roleset": frame.roleset,
+                    "lemma": frame.lemma,
+                    "predicate": _span_offsets(frame.predicate, sent),
+                    "roles": [
+                        {"label": r.label_, **_span_offsets(r, sent)} for r in frame.roles
+                    ],
+                    "tags": tags,
+                    "untagged_roles": untagged,
+                }
+            )
+        records.append(record)
+    return records
+
+
+def allennlp_description(words: List[str], tags: List[str]) -> str:
+    """AllenNLP's ``make_srl_string``: ``[ARG0: John] [V: sold] [ARG1: the car] .``"""
+    parts: List[str] = []
+    chunk: List[str] = []
+    for word, tag in zip(words, tags):
+        if tag.startswith("I-") and chunk:
+            chunk.append(word)
+            continue
+        if chunk:
+            parts.append("[" + " ".join(chunk) + "]")
+            chunk = []
+        if tag.startswith(("B-", "I-")):
+            # an I- without its B- (never produced by spans_to_bio) opens a chunk
+            chunk = [f"{tag[2:]}: {word}"]
+        else:
+            parts.append(word)
+    if chunk:
+        parts.append("[" + " ".join(chunk) + "]")
+    return " ".join(parts)
+
+
+def doc_to_allennlp(doc: Doc) -> List[Record]:
+    """One ``{"words": [...], "verbs": [{"verb", "description", "tags"}]}`` object per
+    sentence, the shape AllenNLP's ``SemanticRoleLabelerPredictor`` returns. ``verb`` is
+    the predicate's text (words joined by a space for multi-word predicates)."""
+    out: List[Record] = []
+    for sent, frames in frames_by_sentence(doc):
+        words = [t.text for t in sent]
+        verbs = []
+        for _, frame in frames:
+            tags, _untagged = frame_bio_tags(sent, frame)
+            verbs.append(
+                {
+                    "verb": " ".join(t.text for t in frame.predicate),
+                    "description": allennlp_description(words, tags),
+                    "tags": tags,
+                }
+            )
+        out.append({"verbs": verbs, "words": words})
+    return out
+
+
+def doc_to_conll2005_text(doc: Doc) -> str:
+    """The doc in CoNLL-2005 columns (word, lemma or ``-``, one props column per
+    predicate), one token per line and a blank line after each sentence, through
+    :func:`spacy_lisa.corpus.conll2005.doc_to_conll2005`. Dropping the first column
+    gives a props file for ``srl-eval.pl``."""
+    # imported here so that the JSON formats work without the corpus readers loaded
+    from .corpus.conll2005 import doc_to_conll2005
+
+    lines: List[str] = []
+    for sentence in doc_to_conll2005(doc):
+        lines.extend(CONLL2005_SEPARATOR.join(row) for row in sentence)
+        lines.append("")
+    return "".join(line + "\n" for line in lines)

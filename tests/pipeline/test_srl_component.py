@@ -1,0 +1,400 @@
+"""The lisa_srl component behaves like spaCy's own trainable components
+(modelled on spacy/tests/pipeline/test_spancat.py and friends)."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from typing import List
+
+import numpy as np
+import pytest
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from spacy_lisa.frames import set_srl_frames
+
+# word, tag, head (absolute index), dep; frames: (pred index, roleset, [(start, end, label)])
+SENTENCES = [
+    (
+        "John sold the car to Mary .".split(),
+        ["NNP", "VBD", "DT", "NN", "IN", "NNP", "."],
+        [1, 1, 3, 1, 5, 1, 1],
+        ["nsubj", "ROOT", "det", "obj", "case", "obl", "punct"],
+        [(1, "sell.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 6, "ARG2")])],
+    ),
+    (
+        "Mary bought a book yesterday .".split(),
+        ["NNP", "VBD", "DT", "NN", "NN", "."],
+        [1, 1, 3, 1, 1, 1],
+        ["nsubj", "ROOT", "det", "obj", "obl:tmod", "punct"],
+        [(1, "buy.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 5, "ARGM-TMP")])],
+    ),
+    (
+        "The dog that barked ran away .".split(),
+        ["DT", "NN", "WDT", "VBD", "VBD", "RB", "."],
+        [1, 4, 3, 1, 4, 4, 4],
+        ["det", "nsubj", "nsubj", "acl:relcl", "ROOT", "advmod", "punct"],
+        [
+            (3, "bark.01", [(0, 2, "ARG0"), (2, 3, "R-ARG0")]),
+            (4, "run.02", [(0, 4, "ARG0"), (5, 6, "ARGM-DIR")]),
+        ],
+    ),
+    (
+        "She said she would come .".split(),
+        ["PRP", "VBD", "PRP", "MD", "VB", "."],
+        [1, 1, 4, 4, 1, 1],
+        ["nsubj", "ROOT", "nsubj", "aux", "ccomp", "punct"],
+        [
+            (1, "say.01", [(0, 1, "ARG0"), (2, 5, "ARG1")]),
+            (4, "come.01", [(2, 3, "ARG1"), (3, 4, "ARGM-MOD")]),
+        ],
+    ),
+    (
+        "Nice weather today .".split(),
+        ["JJ", "NN", "NN", "."],
+        [1, 1, 1, 1],
+        ["amod", "ROOT", "obl:tmod", "punct"],
+        [],
+    ),
+    (
+        "Tom gave Anna flowers .".split(),
+        ["NNP", "VBD", "NNP", "NNS", "."],
+        [1, 1, 1, 1, 1],
+        ["nsubj", "ROOT", "iobj", "obj", "punct"],
+        [(1, "give.01", [(0, 1, "ARG0"), (2, 3, "ARG2"), (3, 4, "ARG1")])],
+    ),
+]
+
+TINY_MODEL = {
+    "@architectures": "spacy-lisa.LISA.v1",
+    "width": 32,
+    "depth": 3,
+    "n_heads": 4,
+    "ffn_width": 64,
+    "dropout": 0.0,
+    "attention_dropout": 0.0,
+    "tag_layer": 1,
+    "parse_layer": 2,
+    "parse_dep_width": 32,
+    "parse_head_width": 32,
+    "role_width": 32,
+    "tok2vec": {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {
+            "@architectures": "spacy.MultiHashEmbed.v2",
+            "width": 32,
+            "attrs": ["ORTH", "NORM", "SHAPE"],
+            "rows": [500, 500, 100],
+            "include_static_vectors": False,
+        },
+        "encode": {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": 32,
+            "depth": 1,
+            "window_size": 1,
+            "maxout_pieces": 2,
+        },
+    },
+}
+
+
+def make_reference(nlp: Language, sentence) -> Doc:
+    words, tags, heads, deps, frames = sentence
+    doc = Doc(nlp.vocab, words=words, tags=tags, heads=heads, deps=deps)
+    set_srl_frames(
+        doc,
+        [
+            {"predicate": [p, p + 1], "roleset": rs, "roles": [list(r) for r in roles]}
+            for p, rs, roles in frames
+        ],
+    )
+    return doc
+
+
+def make_examples(nlp: Language) -> List[Example]:
+    return [
+        Example(nlp.make_doc(" ".join(s[0])), make_reference(nlp, s)) for s in SENTENCES
+    ]
+
+
+def make_nlp(**config) -> Language:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL, **config})
+    return nlp
+
+
+def frames_of(doc: Doc):
+    return [f.to_dict() for f in doc._.srl_frames]
+
+
+@pytest.fixture(scope="module")
+def trained_nlp() -> Language:
+    nlp = make_nlp()
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(120):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    return nlp
+
+
+def test_add_pipe():
+    nlp = spacy.blank("en")
+    srl = nlp.add_pipe("lisa_srl")
+    assert nlp.pipe_names == ["lisa_srl"]
+    assert srl.parse_source == "auto"
+    assert srl.decoding == "viterbi"
+
+
+def test_invalid_option_has_clear_error():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="parse_source"):
+        nlp.add_pipe("lisa_srl", config={"parse_source": "gold-ish"})
+
+
+def test_use_before_initialize_raises():
+    nlp = make_nlp()
+    with pytest.raises(ValueError, match="not initialized"):
+        nlp("John sold the car .")
+
+
+def test_initialize_without_examples_raises():
+    nlp = make_nlp()
+    with pytest.raises(ValueError):
+        nlp.initialize(lambda: [])
+    # examples whose reference docs carry no SRL annotation at all are no help either
+    eg = Example(nlp.make_doc("a b"), Doc(nlp.vocab, words=["a", "b"]))
+    with pytest.raises(ValueError, match="gold SRL"):
+        nlp.initialize(lambda: [eg])
+
+
+def test_initialize_collects_labels(trained_nlp):
+    srl = trained_nlp.get_pipe("lisa_srl")
+    assert "B-ARG0" in srl.role_labels and "I-ARG1" in srl.role_labels
+    assert "B-V" in srl.role_labels and "O" in srl.role_labels
+    assert "VBD:PREDICATE" in srl.tag_labels and "DT" in srl.tag_labels
+    assert "nsubj" in srl.dep_labels
+    assert {"ARG0", "R-ARG0", "ARGM-TMP"} <= set(srl.labels)
+    data = srl.label_data
+    assert data["rolesets"]["sold"] == "sell.01"
+    # label_data round-trips through initialize(labels=...)
+    nlp2 = make_nlp()
+    nlp2.initialize(lambda: make_examples(nlp2), labels={"lisa_srl": data})
+    assert nlp2.get_pipe("lisa_srl").role_labels == srl.role_labels
+
+
+def test_overfits_and_predicts_frames(trained_nlp):
+    doc = trained_nlp("John sold the car to Mary .")
+    frames = doc._.srl_frames
+    assert [f.predicate.text for f in frames] == ["sold"]
+    assert frames[0].roleset == "sell.01"
+    assert [(r.text, r.label_) for r in frames[0].roles] == [
+        ("John", "ARG0"),
+        ("the car", "ARG1"),
+        ("to Mary", "ARG2"),
+    ]
+    assert [(s.text, s.label_) for s in doc.spans["srl"]] == [
+        ("John", "ARG0"),
+        ("the car", "ARG1"),
+        ("to Mary", "ARG2"),
+    ]
+    assert doc._.srl_parse_source == "model"
+    two = trained_nlp("The dog that barked ran away .")
+    assert [f.predicate.text for f in two._.srl_frames] == ["barked", "ran"]
+    assert ("that", "R-ARG0") in [(r.text, r.label_) for r in two._.srl_frames[0].roles]
+
+
+def test_training_loss_decreases():
+    nlp = make_nlp()
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    first = nlp.update(examples, sgd=optimizer)["lisa_srl"]
+    for _ in range(30):
+        last = nlp.update(examples, sgd=optimizer)["lisa_srl"]
+    assert np.isfinite(first) and last < first * 0.5
+
+
+TEXTS = [" ".join(s[0]) for s in SENTENCES]
+
+
+def test_serialization_roundtrips(trained_nlp, tmp_path):
+    expected = [frames_of(trained_nlp(t)) for t in TEXTS]
+    trained_nlp.to_disk(tmp_path / "pipeline")
+    from_disk = spacy.load(tmp_path / "pipeline")
+    assert [frames_of(from_disk(t)) for t in TEXTS] == expected
+    from_bytes = make_nlp().from_bytes(trained_nlp.to_bytes())
+    assert [frames_of(from_bytes(t)) for t in TEXTS] == expected
+    unpickled = pickle.loads(pickle.dumps(trained_nlp))
+    assert [frames_of(unpickled(t)) for t in TEXTS] == expected
+    # options are saved with the pipeline
+    srl = trained_nlp.get_pipe("lisa_srl")
+    srl.decoding = "greedy"
+    trained_nlp.to_disk(tmp_path / "greedy")
+    srl.decoding = "viterbi"
+    assert spacy.load(tmp_path / "greedy").get_pipe("lisa_srl").decoding == "greedy"
+
+
+def test_frames_survive_doc_serialisation(trained_nlp):
+    doc = trained_nlp(TEXTS[0])
+    restored = Doc(trained_nlp.vocab).from_bytes(doc.to_bytes())
+    assert frames_of(restored) == frames_of(doc)
+    assert frames_of(pickle.loads(pickle.dumps(doc))) == frames_of(doc)
+
+
+def test_pipe_equals_call(trained_nlp):
+    one_by_one = [frames_of(trained_nlp(t)) for t in TEXTS]
+    assert [frames_of(d) for d in trained_nlp.pipe(TEXTS)] == one_by_one
+    assert [frames_of(d) for d in trained_nlp.pipe(TEXTS)] == one_by_one
+    assert [frames_of(d) for d in trained_nlp.pipe(TEXTS, batch_size=2)] == one_by_one
+
+
+def test_multiprocessing(trained_nlp):
+    expected = [frames_of(trained_nlp(t)) for t in TEXTS]
+    assert [frames_of(d) for d in trained_nlp.pipe(TEXTS, n_process=2, batch_size=2)] == expected
+
+
+def _with_heads(nlp: Language, words: List[str], heads: List[int]) -> Doc:
+    return Doc(nlp.vocab, words=words, heads=heads, deps=["dep"] * len(words))
+
+
+def test_parse_source_doc_follows_injected_parse(trained_nlp):
+    srl = trained_nlp.get_pipe("lisa_srl")
+    words, _, gold_heads, _, _ = SENTENCES[0]
+    wrong_heads = [6] * 6 + [6]  # everything attached to the final full stop
+    srl.parse_source = "doc"
+    try:
+        gold_doc = srl(_with_heads(trained_nlp, words, gold_heads))
+        wrong_doc = srl(_with_heads(trained_nlp, words, wrong_heads))
+        gold_scores = srl.predict([_with_heads(trained_nlp, words, gold_heads)]).groups[0]
+        wrong_scores = srl.predict([_with_heads(trained_nlp, words, wrong_heads)]).groups[0]
+    finally:
+        srl.parse_source = "auto"
+    assert gold_doc._.srl_parse_source == "doc"
+    assert gold_doc._.srl_parse["heads"] == gold_heads
+    assert wrong_doc._.srl_parse["heads"] == wrong_heads
+    # a different parse changes what the layers above the syntactic head compute
+    assert not np.allclose(gold_scores.output.role_scores, wrong_scores.output.role_scores)
+    assert frames_of(gold_doc) != frames_of(wrong_doc)
+    # and the gold parse gives the gold frames
+    assert [(r.text, r.label_) for r in gold_doc._.srl_frames[0].roles] == [
+        ("John", "ARG0"),
+        ("the car", "ARG1"),
+        ("to Mary", "ARG2"),
+    ]
+
+
+def test_parse_source_auto_uses_doc_parse_when_present(trained_nlp):
+    words, _, heads, _, _ = SENTENCES[1]
+    doc = trained_nlp(_with_heads(trained_nlp, words, heads))
+    assert doc._.srl_parse_source == "doc"
+    assert trained_nlp(" ".join(words))._.srl_parse_source == "model"
+
+
+def test_parse_source_doc_without_parse_raises(trained_nlp):
+    srl = trained_nlp.get_pipe("lisa_srl")
+    srl.parse_source = "doc"
+    try:
+        with pytest.raises(ValueError, match="no dependency parse"):
+            trained_nlp("John sold the car .")
+    finally:
+        srl.parse_source = "auto"
+
+
+def _is_tree(doc: Doc) -> bool:
+    for sent in doc.sents:
+        roots = [t for t in sent if t.head.i == t.i]
+        if len(roots) != 1:
+            return False
+        for token in sent:
+            seen = set()
+            while token.head.i != token.i:
+                if token.i in seen:
+                    return False
+                seen.add(token.i)
+                token = token.head
+    return True
+
+
+def test_overwrite_parse_always_yields_a_tree(trained_nlp):
+    srl = trained_nlp.get_pipe("lisa_srl")
+    srl.overwrite_parse = True
+    try:
+        texts = TEXTS + ["the the the the the the the the", "a", "Sold . Car car John to to Mary"]
+        for doc in trained_nlp.pipe(texts):
+            assert doc.has_annotation("DEP")
+            assert _is_tree(doc), [(t.text, t.head.i) for t in doc]
+        # the overwritten parse is the model's own: the training trees come back
+        doc = trained_nlp(TEXTS[0])
+        assert [t.head.i for t in doc] == SENTENCES[0][2]
+    finally:
+        srl.overwrite_parse = False
+
+
+def test_predicate_source_doc(trained_nlp):
+    srl = trained_nlp.get_pipe("lisa_srl")
+    srl.predicate_source = "doc"
+    try:
+        doc = trained_nlp.make_doc("John sold the car to Mary .")
+        doc._.srl_predicates = [doc[3]]  # a Token; indices and Spans work too
+        doc = srl(doc)
+        assert [f.predicate.text for f in doc._.srl_frames] == ["car"]
+        none_marked = trained_nlp.make_doc("John sold the car .")
+        none_marked._.srl_predicates = []
+        assert srl(none_marked)._.srl_frames == []
+        punct = trained_nlp.make_doc("John sold the car .")
+        punct._.srl_predicates = [4]  # predicates marked on punctuation: scored, no crash
+        assert [f.predicate.text for f in srl(punct)._.srl_frames] == ["."]
+        with pytest.raises(ValueError, match="no predicates marked"):
+            srl(trained_nlp.make_doc("unmarked doc"))
+    finally:
+        srl.predicate_source = "model"
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\n", "Hello", "!"])
+def test_degenerate_docs(trained_nlp, text):
+    doc = trained_nlp(text)
+    assert isinstance(doc._.srl_frames, list)
+    for frame in doc._.srl_frames:
+        assert 0 <= frame.predicate.start < len(doc)
+
+
+def test_doc_without_predicates(trained_nlp):
+    doc = trained_nlp("Nice weather today .")
+    assert doc._.srl_frames == []
+    assert doc._.srl_frame_data == []
+
+
+def test_very_long_doc_is_windowed_not_truncated(trained_nlp):
+    text = " ".join(TEXTS * 80)  # ~3,000 tokens, no sentence boundaries
+    doc = trained_nlp.make_doc(text)
+    assert len(doc) > 2900
+    srl = trained_nlp.get_pipe("lisa_srl")
+    srl._warned_long = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        doc = trained_nlp(text)
+    assert sum("W001" in str(w.message) for w in caught) == 1
+    assert len(doc._.srl_parse["heads"]) == len(doc)
+    # frames are found all along the doc, not only in the first window
+    assert doc._.srl_frames and doc._.srl_frames[-1].predicate.start > len(doc) - 200
+
+
+def test_misaligned_gold_tokenisation_is_masked(trained_nlp):
+    nlp = make_nlp()
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    # predicted tokenisation splits "Mary" differently from the gold: unaligned gold is
+    # masked, training still runs
+    ref = make_reference(nlp, SENTENCES[0])
+    pred = Doc(nlp.vocab, words=["John", "sold", "the", "car", "to", "Ma", "ry", "."])
+    losses = nlp.update([Example(pred, ref)])
+    assert np.isfinite(losses["lisa_srl"])
+
+
+def test_scores_from_evaluate(trained_nlp):
+    scores = trained_nlp.evaluate(make_examples(trained_nlp))
+    for key in ("srl_p", "srl_r", "srl_f", "srl_pred_f"):
+        assert 0.0 <= scores[key] <= 1.0
+    assert scores["srl_f"] > 0.9
