@@ -241,3 +241,100 @@ class Errors(metaclass=ErrorsWithCodes):
         "pipeline (e.g. training/model-best) or the name of an installed package."
     )
     E318 = "Cannot write to {path}: {detail}. Check the path and its permissions."
+    # --- corpus readers, writers and convert/export CLI (E100-E149) ---------------------
+    E100 = (
+        "{path}:{line}: wrong column count: expected {expected} columns, found {found}. "
+        "Check for missing or extra columns (tab-separated in CoNLL-U, whitespace-separated "
+        "in CoNLL-2005/2012)."
+    )
+    E101 = (
+        "{path}:{line}: the token ID {value!r} is not an integer (nor an 'N-M' multiword "
+        "range or an 'N.M' empty node). Number the words of each sentence 1, 2, 3, ..."
+    )
+    E102 = (
+        "{path}:{line}: HEAD {head!r} of word {id} is out of range or not an integer: it "
+        "must be 0 (the root) or the ID of a word of the same sentence ({n} words)."
+    )
+    E103 = (
+        "{path}:{line}: the heads form a cycle ({cycle}), so the sentence is not a tree. Fix "
+        "the HEAD column so that every word leads up to the root (HEAD 0)."
+    )
+    E104 = (
+        "{path}:{line}: token ID {found} where {expected} was expected. Word IDs must run "
+        "1, 2, 3, ... within each sentence, with a blank line between sentences."
+    )
+    E105 = (
+        "{path}:{line}: unbalanced bracket in column {column}: {message}. Every '(LABEL*' "
+        "must be closed by a '*)' in the same column of the same sentence."
+    )
+    E106 = (
+        "{path}:{line}: malformed bracket tag {tag!r} in column {column}. Tags look like "
+        "'*', '(ARG0*', '*)', '(ARG0*)' or '(V*)'."
+    )
+    E107 = (
+        "{path}:{line}: props column count does not match the predicates: the sentence has "
+        "{n_pred} predicate(s) but {n_cols} columns; expected {expected}. Each predicate "
+        "needs exactly one props column, in sentence order."
+    )
+    E108 = "{path}:{line}: the file is not valid UTF-8 ({detail}). Re-encode it as UTF-8."
+    E109 = (
+        "{path}:{line}: token index {value!r} in column 3 where {expected} was expected. "
+        "Tokens are numbered 0, 1, 2, ... within each sentence, with a blank line between "
+        "sentences."
+    )
+    E110 = (
+        "{path}:{line}: props column {column} has {n} 'V' spans; each predicate column must "
+        "mark its predicate with exactly one (V*)."
+    )
+    E111 = (
+        "{path}: the file has no words (the '[WORD]' placeholders of a .gold_skel file). "
+        "Pass the UD trees of the same sentences with --trees FILE.conllu to fill them in."
+    )
+    E112 = (
+        "{path}:{line}: the words file and the props file do not line up: {message}. Both "
+        "need one line per token and a blank line after each sentence."
+    )
+    E113 = (
+        "Cannot write span {span} in a bracket column of {length} rows: it is outside the "
+        "sentence. Keep every role inside the sentence of its predicate."
+    )
+    E114 = (
+        "Cannot write role label {label!r} in a bracket column: labels must be non-empty "
+        "and contain no whitespace, '(', ')' or '*'."
+    )
+    E115 = (
+        "Cannot write span {span} in a bracket column: it crosses another span of the same "
+        "predicate. One column can only hold nested or disjoint spans."
+    )
+    E116 = (
+        "The frame of predicate '{predicate}' has a {label} span [{start}, {end}) outside "
+        "its sentence [{sent_start}, {sent_end}); CoNLL-2005 columns are per sentence. Keep "
+        "roles inside their predicate's sentence, or remove the sentence boundaries."
+    )
+    E117 = (
+        "Cannot write {n} predicates in a sentence of {length} tokens in CoNLL-2005 columns: "
+        "each predicate needs a row of its own for its lemma."
+    )
+    E118 = (
+        "{path}:{line}: argument_spans='subtree' needs the dependency tree, but the HEAD "
+        "column is empty. Use argument_spans='head' (--argument-spans head)."
+    )
+    E119 = (
+        "{path}: no PropBank files (*.gold_skel or *.gold_conll) found. Pass the folder "
+        "that holds <genre>/00/<doc>.xml.gold_skel (the 'propbank' folder of the EWT data)."
+    )
+    E120 = (
+        "{path}: cannot align the trees with the CoNLL-2012 files: their document ids do "
+        "not match the trees' '# newdoc id' lines, and the trees have {n_trees} sentences "
+        "but the CoNLL-2012 files {n_srl}. Pass trees of exactly the same sentences."
+    )
+    E121 = "n_sents must be at least 1 (sentences per Doc), got {n_sents}."
+    E122 = (
+        "{where}: {tag!r} (word {word!r}) is not a Universal POS tag. Fix the UPOS column "
+        "or leave it '_'."
+    )
+    E123 = "{where}: spaCy cannot build a Doc from this sentence: {message}"
+    E124 = (
+        "spacy-lisa.SRLCorpus.v1 needs a path: set it in the config, e.g. "
+        "[corpora.train] path = ${paths.train}, or with --paths.train on the command line."
+    )

@@ -1,0 +1,299 @@
+"""``spacy-lisa convert ewt|conll2012|conll2005|up``: SRL corpora to ``.spacy`` DocBins
+with gold frames. Each shows a progress bar and ends with a summary table; malformed
+input stops with the file, line and problem (exit code 1) unless ``--skip-invalid``
+counts it as a skip instead."""
+
+from functools import partial
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, List, Optional
+
+import srsly
+import typer
+from tqdm import tqdm
+from wasabi import msg
+
+from ..corpus._io import CorpusFormatError
+from ..corpus.conll2005 import read_conll2005
+from ..corpus.conll2012 import read_conll2012
+from ..corpus.docbin import convert_to_docbin
+from ..corpus.ewt import join_ewt, join_trees
+from ..corpus.records import SentenceRecord
+from ..corpus.stats import MAX_SKIPS_SHOWN, CorpusStats
+from ..corpus.universal_propbank import read_universal_propbank
+from ..errors import Errors
+from ._app import convert_app
+
+CONLL2012_SUFFIXES = ("gold_conll", "gold_skel")
+
+# options shared by every conversion
+OUTPUT = typer.Option(..., "--output", "-o", help="The .spacy file to write", dir_okay=False)
+STATS_JSON = typer.Option(
+    None, "--stats-json", help="Also write the summary numbers to this JSON file", dir_okay=False
+)
+SKIP_INVALID = typer.Option(
+    False,
+    "--skip-invalid",
+    help="Skip (and count) malformed sentences and files instead of stopping at the first",
+)
+N_SENTS = typer.Option(1, "--n-sents", "-n", min=1, help="Sentences per Doc")
+LIMIT = typer.Option(0, "--limit", min=0, help="Convert at most this many sentences (0: all)")
+
+
+def _guard(
+    read: Callable[[], Iterable[SentenceRecord]], stats: CorpusStats, skip_invalid: bool
+) -> Iterator[SentenceRecord]:
+    """The records of ``read()``; a whole-file error (empty, not UTF-8: the only ones
+    that reach here when the readers count sentence errors) is counted with
+    ``skip_invalid``."""
+    try:
+        yield from read()
+    except CorpusFormatError as err:
+        if not skip_invalid:
+            raise
+        stats.skip_error(err)
+
+
+def _run(
+    title: str,
+    records: Iterable[SentenceRecord],
+    stats: CorpusStats,
+    *,
+    output: Path,
+    stats_json: Optional[Path],
+    skip_invalid: bool,
+    n_sents: int,
+    limit: int,
+) -> None:
+    """Convert with a progress bar, print the summary, write the stats JSON. Format
+    errors end the command cleanly with exit code 1."""
+    try:
+        progress = tqdm(records, desc=title, unit=" sents", mininterval=0.5)
+        convert_to_docbin(
+            progress,
+            output,
+            stats=stats,
+            n_sents=n_sents,
+            limit=limit,
+            skip_invalid=skip_invalid,
+        )
+        progress.close()
+    except CorpusFormatError as err:
+        msg.fail(str(err))
+        raise typer.Exit(code=1) from None
+    print_summary(stats, title=f"{title} -> {output}")
+    if stats_json is not None:
+        stats_json.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(stats_json, stats.to_dict())
+        msg.info(f"Stats written to {stats_json}")
+
+
+def print_summary(stats: CorpusStats, *, title: str) -> None:
+    """The summary table and the first skips (all of them go to --stats-json)."""
+    msg.table(stats.table_rows(), header=("", "count"), aligns=("l", "r"), divider=True, max_col=60)
+    if stats.skipped_items:
+        msg.warn(f"Skipped {stats.skipped} sentence(s) or file(s):")
+        for item in stats.skipped_items[:MAX_SKIPS_SHOWN]:
+            msg.text(f"  [{item['reason']}] {item['where']}: {item['detail']}")
+        more = len(stats.skipped_items) - MAX_SKIPS_SHOWN
+        if more > 0:
+            msg.text(f"  ... and {more} more (all of them in --stats-json)")
+    msg.good(f"{title}: {stats.docs_written} Docs, {stats.sentences} sentences")
+
+
+def _on_invalid(stats: CorpusStats, skip_invalid: bool) -> Optional[Callable]:
+    return stats.skip_error if skip_invalid else None
+
+
+@convert_app.command("ewt")
+def convert_ewt_cli(
+    ud: Path = typer.Option(
+        ...,
+        "--ud",
+        exists=True,
+        dir_okay=False,
+        help="UD CoNLL-U file (e.g. en_ewt-ud-train.conllu)",
+    ),
+    propbank: Path = typer.Option(
+        ...,
+        "--propbank",
+        exists=True,
+        file_okay=False,
+        help="PropBank EWT folder holding <genre>/00/<doc>.xml.gold_skel",
+    ),
+    output: Path = OUTPUT,
+    stats_json: Optional[Path] = STATS_JSON,
+    skip_invalid: bool = SKIP_INVALID,
+    n_sents: int = N_SENTS,
+    limit: int = LIMIT,
+) -> None:
+    """Join UD trees with PropBank EWT roles (by document, sentence and token).
+
+    Sentences that do not line up are skipped and listed; UD documents without a
+    PropBank file are written without SRL annotation."""
+    stats = CorpusStats()
+    on_invalid = _on_invalid(stats, skip_invalid)
+    records = _guard(
+        lambda: join_ewt(ud, propbank, stats=stats, on_invalid=on_invalid), stats, skip_invalid
+    )
+    _run(
+        "EWT",
+        records,
+        stats,
+        output=output,
+        stats_json=stats_json,
+        skip_invalid=skip_invalid,
+        n_sents=n_sents,
+        limit=limit,
+    )
+
+
+def _conll2012_files(paths: List[Path]) -> List[Path]:
+    """The given files, and the ``*gold_conll``/``*gold_skel`` files under given folders."""
+    files: List[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(
+                p
+                for p in sorted(path.rglob("*"))
+                if p.is_file() and p.name.endswith(CONLL2012_SUFFIXES)
+            )
+        else:
+            files.append(path)
+    return files
+
+
+def _conll2012_records(
+    files: List[Path], stats: CorpusStats, skip_invalid: bool
+) -> Iterator[SentenceRecord]:
+    on_invalid = _on_invalid(stats, skip_invalid)
+    for path in files:
+        for record in _guard(
+            partial(read_conll2012, path, on_invalid=on_invalid), stats, skip_invalid
+        ):
+            if not record.has_words:
+                raise CorpusFormatError(
+                    Errors.E111.format(path=path), path=path, line=record.line, reason="no_words"
+                )
+            yield record
+
+
+@convert_app.command("conll2012")
+def convert_conll2012_cli(
+    files: List[Path] = typer.Argument(
+        ..., exists=True, help="CoNLL-2012 .gold_conll/.gold_skel files or folders of them"
+    ),
+    output: Path = OUTPUT,
+    trees: Optional[Path] = typer.Option(
+        None,
+        "--trees",
+        exists=True,
+        dir_okay=False,
+        help="UD CoNLL-U trees of the same sentences (needed for .gold_skel files)",
+    ),
+    stats_json: Optional[Path] = STATS_JSON,
+    skip_invalid: bool = SKIP_INVALID,
+    n_sents: int = N_SENTS,
+    limit: int = LIMIT,
+) -> None:
+    """Convert CoNLL-2012 bracket-column files (.gold_conll, or .gold_skel with --trees).
+
+    With --trees the sentences are joined with UD trees: by document where the
+    document ids match the trees' '# newdoc id', else sentence by sentence."""
+    stats = CorpusStats()
+    paths = _conll2012_files(files)
+    records: Iterable[SentenceRecord]
+    if trees is not None:
+        on_invalid = _on_invalid(stats, skip_invalid)
+        records = _guard(
+            lambda: join_trees(trees, list(paths), stats=stats, on_invalid=on_invalid),
+            stats,
+            skip_invalid,
+        )
+    else:
+        records = _conll2012_records(paths, stats, skip_invalid)
+    _run(
+        "CoNLL-2012",
+        records,
+        stats,
+        output=output,
+        stats_json=stats_json,
+        skip_invalid=skip_invalid,
+        n_sents=n_sents,
+        limit=limit,
+    )
+
+
+@convert_app.command("conll2005")
+def convert_conll2005_cli(
+    words: Path = typer.Option(..., "--words", exists=True, dir_okay=False, help="Words file"),
+    props: Path = typer.Option(..., "--props", exists=True, dir_okay=False, help="Props file"),
+    output: Path = OUTPUT,
+    stats_json: Optional[Path] = STATS_JSON,
+    skip_invalid: bool = SKIP_INVALID,
+    n_sents: int = N_SENTS,
+    limit: int = LIMIT,
+) -> None:
+    """Convert a CoNLL-2005 words file and props file (no trees, no rolesets)."""
+    stats = CorpusStats()
+    on_invalid = _on_invalid(stats, skip_invalid)
+    records = _guard(
+        lambda: read_conll2005(words, props, on_invalid=on_invalid), stats, skip_invalid
+    )
+    _run(
+        "CoNLL-2005",
+        records,
+        stats,
+        output=output,
+        stats_json=stats_json,
+        skip_invalid=skip_invalid,
+        n_sents=n_sents,
+        limit=limit,
+    )
+
+
+@convert_app.command("up")
+def convert_up_cli(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="CoNLL-U Plus file"),
+    output: Path = OUTPUT,
+    argument_spans: str = typer.Option(
+        "head",
+        "--argument-spans",
+        help="'head': an argument is its head word; 'subtree': the head's subtree around it",
+    ),
+    stats_json: Optional[Path] = STATS_JSON,
+    skip_invalid: bool = SKIP_INVALID,
+    n_sents: int = N_SENTS,
+    limit: int = LIMIT,
+) -> None:
+    """Convert Universal PropBank (CoNLL-U Plus with role labels on argument heads).
+
+    Columns: the 10 UD columns, the roleset (or '_'), then one column per predicate
+    with the role labels on argument head words and 'V' on the predicate."""
+    if argument_spans not in ("head", "subtree"):
+        msg.fail(
+            Errors.E024.format(
+                value=argument_spans, option="--argument-spans", choices="head, subtree"
+            )
+        )
+        raise typer.Exit(code=1)
+    stats = CorpusStats()
+    on_invalid = _on_invalid(stats, skip_invalid)
+    records = _guard(
+        lambda: read_universal_propbank(
+            file,
+            argument_spans="subtree" if argument_spans == "subtree" else "head",
+            on_invalid=on_invalid,
+        ),
+        stats,
+        skip_invalid,
+    )
+    _run(
+        "Universal PropBank",
+        records,
+        stats,
+        output=output,
+        stats_json=stats_json,
+        skip_invalid=skip_invalid,
+        n_sents=n_sents,
+        limit=limit,
+    )
