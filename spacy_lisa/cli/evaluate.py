@@ -1,0 +1,378 @@
+"""``spacy-lisa evaluate``: score a trained ``lisa_srl`` pipeline on gold data.
+
+Evaluation uses *gold tokenisation and sentence boundaries* (like ``spacy evaluate
+--gold-preproc``): each predicted doc is built from the gold doc's words and spaces, so
+SRL spans compare exactly and the CoNLL-2005 props files line up word for word.
+
+Which parse the component's syntactic head follows (``--parse``):
+
+- ``model``: the component's own parse (``parse_source="model"``).
+- ``doc``: the parse of a parser that runs before ``lisa_srl``: the pipeline's own
+  parser, or with ``--parser PATH`` the ``parser`` (and ``tagger``) of another spaCy
+  pipeline, run first; the pipeline's own parser/senter are then disabled so they do
+  not overwrite it.
+- ``gold``: the reference heads and labels injected into the docs (the pipeline's own
+  parser/senter disabled). UAS/LAS then measure the parse the model used, i.e. 100.
+
+Words/s times the ``lisa`` pipeline only (an external ``--parser`` is not counted).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import spacy
+import srsly
+import typer
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+from wasabi import Printer
+
+from ..errors import Errors
+from ..frames import has_srl_annotation, set_srl_frames
+from ..pipeline.scorer import evaluate_srl
+from ._app import app
+
+LISA_FACTORY = "lisa_srl"
+# pipeline components whose output an injected parse must not be overwritten by
+_PARSE_ASSIGNS = ("token.dep", "token.head", "token.is_sent_start", "doc.sents")
+
+
+class ParseChoice(StrEnum):
+    model = "model"
+    doc = "doc"
+    gold = "gold"
+
+
+class EvaluateError(ValueError):
+    """A problem with the command's input (reported without a traceback)."""
+
+
+@app.command("evaluate")
+def evaluate_cli(
+    model: str = typer.Argument(
+        ..., help="Trained pipeline (name or path) with a 'lisa_srl' component"
+    ),
+    data_path: Path = typer.Argument(
+        ..., help="Gold data in .spacy format (DocBin with user data)", exists=True, dir_okay=False
+    ),
+    parse: ParseChoice = typer.Option(
+        ParseChoice.model,
+        "--parse",
+        "-p",
+        help="Parse the syntactic head follows: the model's own, a parser's before it, or gold",
+    ),
+    parser: Optional[str] = typer.Option(
+        None,
+        "--parser",
+        help="With --parse doc: another spaCy pipeline whose parser (and tagger) runs first",
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="JSON file for the scores", dir_okay=False
+    ),
+    conll_dir: Optional[Path] = typer.Option(
+        None,
+        "--conll-dir",
+        help="Directory for words.txt, gold.props and pred.props (CoNLL-2005, for srl-eval.pl)",
+        file_okay=False,
+    ),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU id, or -1 for CPU"),
+    batch_size: int = typer.Option(64, "--batch-size", "-b", help="Docs per batch", min=1),
+) -> None:
+    """Evaluate SRL (CoNLL-2005 P/R/F, per role), predicate detection, the parse the
+    model used (UAS/LAS, punctuation included) and POS accuracy, on gold tokenisation."""
+    msg = Printer()
+    try:
+        evaluate(
+            model,
+            data_path,
+            parse=parse.value,
+            parser=parser,
+            output=output,
+            conll_dir=conll_dir,
+            gpu_id=gpu_id,
+            batch_size=batch_size,
+            silent=False,
+        )
+    except EvaluateError as err:
+        msg.fail(str(err), exits=1)
+
+
+def evaluate(
+    model: str,
+    data_path: Path,
+    *,
+    parse: str = "model",
+    parser: Optional[str] = None,
+    output: Optional[Path] = None,
+    conll_dir: Optional[Path] = None,
+    gpu_id: int = -1,
+    batch_size: int = 64,
+    silent: bool = True,
+) -> Dict[str, Any]:
+    """Run the evaluation and return the scores (the dict written with ``--output``)."""
+    msg = Printer(no_print=silent)
+    choices = [c.value for c in ParseChoice]
+    if parse not in choices:
+        raise EvaluateError(Errors.E024.format(value=parse, option="--parse", choices=choices))
+    if parser is not None and parse != ParseChoice.doc.value:
+        raise EvaluateError(Errors.E258.format(parse=parse))
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    nlp = spacy.load(model)
+    srl_name = _lisa_component(nlp, model)
+    gold_docs = _read_gold(nlp, Path(data_path))
+    disable: List[str] = []
+    if parse == ParseChoice.model.value:
+        pred_docs = [_gold_preproc_doc(nlp, gold) for gold in gold_docs]
+        parse_source = "model"
+    elif parse == ParseChoice.gold.value:
+        missing = [g for g in gold_docs if len(g) and not g.has_annotation("DEP")]
+        if missing:
+            raise EvaluateError(
+                Errors.E256.format(n=len(missing), path=data_path, doc=missing[0].text[:40])
+            )
+        # gold heads and labels only: gold tags would be extra gold input
+        pred_docs = [_with_parse(nlp, gold, gold, tags=False) for gold in gold_docs]
+        disable = _parse_writers(nlp, srl_name, before_only=False)
+        parse_source = "doc"
+    elif parser is not None:
+        parsed = _run_external_parser(parser, gold_docs, batch_size)
+        pred_docs = [
+            _with_parse(nlp, gold, doc) for gold, doc in zip(gold_docs, parsed, strict=True)
+        ]
+        disable = _parse_writers(nlp, srl_name, before_only=False)
+        parse_source = "doc"
+    else:
+        if not _parse_writers(nlp, srl_name, before_only=True):
+            raise EvaluateError(Errors.E254.format(model=model, pipes=nlp.pipe_names))
+        pred_docs = [_gold_preproc_doc(nlp, gold) for gold in gold_docs]
+        parse_source = "doc"
+    srl = nlp.get_pipe(srl_name)
+    srl.parse_source = parse_source  # type: ignore[attr-defined]
+    msg.info(
+        f"Evaluating {len(gold_docs)} docs, parse: {parse}"
+        + (f" ({parser})" if parser else "")
+        + (f", disabled: {', '.join(disable)}" if disable else "")
+    )
+    start = time.perf_counter()
+    pred_docs = list(nlp.pipe(pred_docs, batch_size=batch_size, disable=disable))
+    seconds = time.perf_counter() - start
+    n_words = sum(len(doc) for doc in pred_docs)
+    examples = [Example(pred, gold) for pred, gold in zip(pred_docs, gold_docs, strict=True)]
+    result = evaluate_srl(examples)
+    scores: Dict[str, Any] = result.to_scores()
+    scores["speed"] = n_words / seconds if seconds > 0 else None
+    scores["srl_per_type_counts"] = result.per_type_counts()
+    scores["parse"] = parse
+    scores["parser"] = parser
+    scores["n_docs"] = len(gold_docs)
+    scores["n_words"] = n_words
+    scores["n_gold_frames"] = result.n_gold_frames
+    scores["n_pred_frames"] = result.n_pred_frames
+    _print_scores(msg, scores)
+    if conll_dir is not None:
+        n_dropped = write_props(Path(conll_dir), gold_docs, pred_docs)
+        if n_dropped:
+            msg.warn(
+                f"{n_dropped} predicted role(s) lie outside their predicate's sentence and "
+                "are not in pred.props (the scores above count them as false positives)"
+            )
+        msg.good(f"Wrote words.txt, gold.props and pred.props to {conll_dir}")
+    if output is not None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, scores)
+        msg.good(f"Saved scores to {output}")
+    return scores
+
+
+def _lisa_component(nlp: Language, model: str) -> str:
+    for name in nlp.pipe_names:
+        if nlp.get_pipe_meta(name).factory == LISA_FACTORY:
+            return name
+    raise EvaluateError(Errors.E253.format(model=model, pipes=nlp.pipe_names))
+
+
+def _parse_writers(nlp: Language, srl_name: str, *, before_only: bool) -> List[str]:
+    """Components that write a parse or sentence boundaries (all, or only those that
+    run before the ``lisa_srl`` component)."""
+    names = nlp.pipe_names
+    if before_only:
+        names = names[: names.index(srl_name)]
+    writers = []
+    for name in names:
+        if name == srl_name:
+            continue
+        assigns = nlp.get_pipe_meta(name).assigns
+        if before_only and not {"token.dep", "token.head"} & set(assigns):
+            continue  # --parse doc needs a real parser, not just a sentence splitter
+        if any(a in assigns for a in _PARSE_ASSIGNS):
+            writers.append(name)
+    return writers
+
+
+def _read_gold(nlp: Language, path: Path) -> List[Doc]:
+    """The DocBin's docs that carry SRL annotation (the others have no gold)."""
+    docs = list(DocBin().from_disk(path).get_docs(nlp.vocab))
+    gold = [doc for doc in docs if has_srl_annotation(doc)]
+    if not gold:
+        raise EvaluateError(Errors.E257.format(path=path, n=len(docs)))
+    return gold
+
+
+def _sent_starts(gold: Doc) -> Optional[List[Union[bool, int, None]]]:
+    if len(gold) == 0 or not gold.has_annotation("SENT_START"):
+        return None
+    return [t.is_sent_start for t in gold]
+
+
+def _gold_preproc_doc(nlp: Language, gold: Doc) -> Doc:
+    """A fresh doc with the gold words, spaces and sentence boundaries only."""
+    return Doc(
+        nlp.vocab,
+        words=[t.text for t in gold],
+        spaces=[bool(t.whitespace_) for t in gold],
+        sent_starts=_sent_starts(gold),
+    )
+
+
+def _with_parse(nlp: Language, gold: Doc, parsed: Doc, *, tags: bool = True) -> Doc:
+    """A fresh doc with the gold words and ``parsed``'s heads, labels (and tags)."""
+    if len(gold) == 0:
+        return Doc(nlp.vocab, words=[])
+    tag_list = [t.tag_ for t in parsed] if tags and parsed.has_annotation("TAG") else None
+    return Doc(
+        nlp.vocab,
+        words=[t.text for t in gold],
+        spaces=[bool(t.whitespace_) for t in gold],
+        heads=[t.head.i for t in parsed],
+        deps=[t.dep_ for t in parsed],
+        tags=tag_list,
+    )
+
+
+def _run_external_parser(path: str, gold_docs: Sequence[Doc], batch_size: int) -> List[Doc]:
+    """Parse the gold words with another pipeline's parser (and tagger), in that
+    pipeline's own vocab (its label strings live there)."""
+    other = spacy.load(path)
+    names = other.pipe_names
+    wanted = [i for i, n in enumerate(names) if other.get_pipe_meta(n).factory == "parser"]
+    if not wanted:
+        raise EvaluateError(Errors.E255.format(path=path, pipes=names))
+    wanted += [i for i, n in enumerate(names) if other.get_pipe_meta(n).factory == "tagger"]
+    # run everything up to the last wanted component: tok2vec/transformer listeners
+    # they depend on come before them; later components (ner, ...) are not needed
+    disable = names[max(wanted) + 1 :]
+    docs = [
+        Doc(
+            other.vocab,
+            words=[t.text for t in gold],
+            spaces=[bool(t.whitespace_) for t in gold],
+            sent_starts=_sent_starts(gold),
+        )
+        for gold in gold_docs
+    ]
+    return list(other.pipe(docs, batch_size=batch_size, disable=disable))
+
+
+def write_props(conll_dir: Path, gold_docs: Sequence[Doc], pred_docs: Sequence[Doc]) -> int:
+    """Write ``words.txt``, ``gold.props`` and ``pred.props`` (CoNLL-2005) for
+    ``srl-eval.pl gold.props pred.props``. The predicted frames are written over copies
+    of the gold docs, so both files have the same sentences, line for line. Returns the
+    number of predicted roles left out because they lie outside their predicate's
+    sentence (the format cannot hold them; the JSON scores still count them)."""
+    from ..corpus.conll2005 import write_conll2005
+
+    conll_dir.mkdir(parents=True, exist_ok=True)
+    pred_on_gold = []
+    n_dropped = 0
+    for gold, pred in zip(gold_docs, pred_docs, strict=True):
+        doc = Doc(
+            gold.vocab,
+            words=[t.text for t in gold],
+            spaces=[bool(t.whitespace_) for t in gold],
+            sent_starts=_sent_starts(gold),
+        )
+        frames, dropped = _pred_frames_for_props(gold, pred)
+        n_dropped += dropped
+        # gold tokenisation: the predicted token offsets are the gold ones
+        set_srl_frames(doc, frames, spans_key=None)
+        pred_on_gold.append(doc)
+    write_conll2005(gold_docs, conll_dir / "words.txt", conll_dir / "gold.props")
+    with tempfile.TemporaryDirectory() as tmp:
+        # the words are the same; write_conll2005 always writes both files
+        write_conll2005(pred_on_gold, Path(tmp) / "words.txt", conll_dir / "pred.props")
+    return n_dropped
+
+
+def _pred_frames_for_props(gold: Doc, pred: Doc) -> Tuple[List[Dict[str, Any]], int]:
+    """The predicted frames (stored form) ready for the props file: each takes the
+    target (lemma) the gold file has for its predicate, because srl-eval.pl counts all
+    gold arguments as missed when the target strings differ ("props do not match");
+    roles outside the predicate's gold sentence are dropped and counted."""
+    gold_lemma = {
+        (f.predicate.start, f.predicate.end): f.lemma for f in gold._.srl_frames if f.lemma
+    }
+    bounds = [0] * len(gold)
+    ends = [len(gold)] * len(gold)
+    if gold.has_annotation("SENT_START"):
+        for sent in gold.sents:
+            for i in range(sent.start, sent.end):
+                bounds[i], ends[i] = sent.start, sent.end
+    frames = []
+    n_dropped = 0
+    for data in pred._.srl_frame_data or []:
+        start, end = int(data["predicate"][0]), int(data["predicate"][1])
+        lo, hi = bounds[start], ends[start]
+        roles = [r for r in data["roles"] if lo <= int(r[0]) and int(r[1]) <= hi]
+        n_dropped += len(data["roles"]) - len(roles)
+        lemma = gold_lemma.get((start, end)) or gold[start].lemma_ or None
+        frames.append({**data, "roles": roles, "lemma": lemma})
+    return frames, n_dropped
+
+
+def _pct(value: Optional[float]) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def _print_scores(msg: Printer, scores: Dict[str, Any]) -> None:
+    speed = scores.get("speed")
+    rows: List[Tuple[str, str]] = [
+        ("SRL P", _pct(scores["srl_p"])),
+        ("SRL R", _pct(scores["srl_r"])),
+        ("SRL F", _pct(scores["srl_f"])),
+        ("PRED P", _pct(scores["srl_pred_p"])),
+        ("PRED R", _pct(scores["srl_pred_r"])),
+        ("PRED F", _pct(scores["srl_pred_f"])),
+        ("UAS", _pct(scores["srl_uas"])),
+        ("LAS", _pct(scores["srl_las"])),
+        ("POS ACC", _pct(scores["srl_pos_acc"])),
+        ("WORDS/S", "-" if speed is None else f"{speed:.0f}"),
+    ]
+    msg.table(rows, title=f"Results (parse: {scores['parse']})")
+    counts = scores["srl_per_type_counts"]
+    per_type = scores["srl_per_type"] or {}
+    if counts:
+        table = [
+            (
+                label,
+                c["correct"],
+                c["excess"],
+                c["missed"],
+                _pct(per_type.get(label, {}).get("p")),
+                _pct(per_type.get(label, {}).get("r")),
+                _pct(per_type.get(label, {}).get("f")),
+            )
+            for label, c in counts.items()
+        ]
+        msg.table(
+            table,
+            header=("Role", "Correct", "Excess", "Missed", "P", "R", "F"),
+            aligns=("l", "r", "r", "r", "r", "r", "r"),
+            title="SRL per role (CoNLL-2005: C- joined to its role, V not scored)",
+        )

@@ -1,0 +1,227 @@
+"""Tests for the BIO and tree decoders in ``spacy_lisa.pipeline.decoding``."""
+
+from __future__ import annotations
+
+import itertools
+from typing import List, Sequence
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spacy_lisa.bio import is_valid_start, is_valid_transition
+from spacy_lisa.pipeline.decoding import (
+    _bio_masks,
+    estimate_transitions,
+    greedy_decode,
+    mst_decode,
+    viterbi_decode,
+)
+
+LABELS = ("O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-V", "I-V")
+
+
+def is_valid_bio(tags: Sequence[str]) -> bool:
+    if not tags:
+        return True
+    if not is_valid_start(tags[0]):
+        return False
+    return all(is_valid_transition(a, b) for a, b in zip(tags, tags[1:], strict=False))
+
+
+def path_score(path: Sequence[int], unary: np.ndarray, trans=None, start=None) -> float:
+    score = float(sum(unary[t, j] for t, j in enumerate(path)))
+    if trans is not None:
+        score += float(sum(trans[a, b] for a, b in zip(path, path[1:], strict=False)))
+    if start is not None:
+        score += float(start[path[0]])
+    return score
+
+
+def brute_force(unary: np.ndarray, labels: Sequence[str], trans=None, start=None) -> float:
+    best = -np.inf
+    for path in itertools.product(range(len(labels)), repeat=unary.shape[0]):
+        if is_valid_bio([labels[j] for j in path]):
+            best = max(best, path_score(path, unary, trans, start))
+    return best
+
+
+def test_bio_masks_agree_with_bio_helpers() -> None:
+    trans_mask, start_mask = _bio_masks(LABELS)
+    for i, prev in enumerate(LABELS):
+        assert (start_mask[i] == 0) == is_valid_start(prev)
+        for j, tag in enumerate(LABELS):
+            assert (trans_mask[i, j] == 0) == is_valid_transition(prev, tag), (prev, tag)
+    # the cached masks are read-only so no caller can corrupt the cache
+    assert not trans_mask.flags.writeable
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=12),
+    st.integers(min_value=0, max_value=2**32 - 1),
+    st.booleans(),
+)
+def test_viterbi_never_emits_invalid_bio(n_tokens: int, seed: int, with_trans: bool) -> None:
+    rng = np.random.default_rng(seed)
+    # scores favouring I- tags make an unconstrained decoder emit invalid sequences
+    unary = rng.normal(size=(n_tokens, len(LABELS))) * 3
+    unary[:, [2, 4, 6]] += 2.0
+    trans = rng.normal(size=(len(LABELS), len(LABELS))) if with_trans else None
+    start = rng.normal(size=len(LABELS)) if with_trans else None
+    path = viterbi_decode(unary, LABELS, trans, start)
+    assert len(path) == n_tokens
+    assert is_valid_bio([LABELS[j] for j in path])
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_viterbi_equals_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    labels = ("O", "B-A", "I-A", "B-B", "I-B")
+    n_tokens = int(rng.integers(1, 5))
+    unary = rng.normal(size=(n_tokens, len(labels))) * 2
+    trans = rng.normal(size=(len(labels), len(labels))) if seed % 2 else None
+    start = rng.normal(size=len(labels)) if seed % 2 else None
+    path = viterbi_decode(unary, labels, trans, start)
+    assert is_valid_bio([labels[j] for j in path])
+    assert path_score(path, unary, trans, start) == pytest.approx(
+        brute_force(unary, labels, trans, start)
+    )
+
+
+def test_viterbi_fixes_what_greedy_gets_wrong() -> None:
+    labels = ("O", "B-A", "I-A")
+    # greedy: I-A first (invalid); best valid: B-A I-A
+    unary = np.log(np.array([[0.1, 0.4, 0.5], [0.1, 0.1, 0.8]]))
+    assert greedy_decode(unary) == [2, 2]
+    assert viterbi_decode(unary, labels) == [1, 2]
+
+
+def test_viterbi_handles_minus_inf_and_empty() -> None:
+    labels = ("O", "B-A", "I-A")
+    unary = np.full((3, 3), -np.inf)
+    path = viterbi_decode(unary, labels)  # every label masked: still a valid sequence
+    assert is_valid_bio([labels[j] for j in path])
+    assert viterbi_decode(np.zeros((0, 3)), labels) == []
+    assert greedy_decode(np.zeros((0, 3))) == []
+
+
+def test_viterbi_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="E251"):
+        viterbi_decode(np.zeros((2, 4)), ("O", "B-A", "I-A"))
+    with pytest.raises(ValueError, match="E251"):
+        viterbi_decode(np.array([[0.0, np.nan, 0.0]]), ("O", "B-A", "I-A"))
+    with pytest.raises(ValueError, match="E251"):
+        viterbi_decode(np.zeros((2, 3)), ("O", "B-A", "I-A"), transitions=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="E251"):
+        viterbi_decode(np.zeros((2, 1)), ("I-A",))
+
+
+def test_estimate_transitions_by_hand() -> None:
+    labels = ("O", "B-A", "I-A")
+    sequences: List[List[str]] = [
+        ["B-A", "I-A", "O"],
+        ["O", "B-A", "I-A", "I-A"],
+        [],  # empty sequences contribute nothing
+    ]
+    trans, start = estimate_transitions(sequences, labels, smoothing=1.0)
+    # transition counts (row = previous): O->B-A 1; B-A->I-A 2; I-A->O 1, I-A->I-A 1
+    # plus 1 each: O row [1, 2, 1]/4; B-A row [1, 1, 3]/5; I-A row [2, 1, 2]/5
+    expected = np.array([[1, 2, 1], [1, 1, 3], [2, 1, 2]]) / np.array([[4], [5], [5]])
+    np.testing.assert_allclose(np.exp(trans), expected)
+    # starts: B-A 1, O 1 -> [2, 2, 1] / 5
+    np.testing.assert_allclose(np.exp(start), [0.4, 0.4, 0.2])
+    # the invalid O -> I-A only got smoothing mass
+    assert trans[0, 2] == pytest.approx(np.log(0.25))
+
+
+def test_estimate_transitions_unsmoothed_and_errors() -> None:
+    labels = ("O", "B-A", "I-A")
+    trans, start = estimate_transitions([["O", "O"]], labels, smoothing=0.0)
+    assert trans[0, 0] == 0.0 and np.isneginf(trans[0, 1])
+    np.testing.assert_allclose(np.exp(trans[1]), [1 / 3] * 3)  # unseen row: uniform
+    assert start[0] == 0.0
+    # -inf transitions still decode to a valid sequence
+    path = viterbi_decode(np.zeros((3, 3)), labels, trans, start)
+    assert is_valid_bio([labels[j] for j in path])
+    with pytest.raises(ValueError, match="E250"):
+        estimate_transitions([["O", "B-X"]], labels)
+    with pytest.raises(ValueError, match="E250"):
+        estimate_transitions([], labels, smoothing=-1.0)
+
+
+def is_tree(heads: Sequence[int]) -> bool:
+    """One root (head == itself) and every token reaches it without a cycle."""
+    n = len(heads)
+    roots = [i for i, h in enumerate(heads) if h == i]
+    if len(roots) != 1 or not all(0 <= h < n for h in heads):
+        return False
+    for i in range(n):
+        seen, node = set(), i
+        while heads[node] != node:
+            if node in seen:
+                return False
+            seen.add(node)
+            node = heads[node]
+    return True
+
+
+def log_softmax(x: np.ndarray) -> np.ndarray:
+    shifted = x - x.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def test_mst_repairs_argmax_cycle_and_extra_roots() -> None:
+    # per-token argmax: 0 -> 1, 1 -> 0 (a cycle), 2 -> 2 and 3 -> 3 (two roots)
+    scores = np.array(
+        [
+            [0.0, 5.0, 1.0, 0.0],
+            [5.0, 0.0, 1.0, 0.0],
+            [0.0, 1.0, 4.0, 0.0],
+            [0.0, 0.0, 1.0, 4.0],
+        ]
+    )
+    argmax = scores.argmax(axis=1).tolist()
+    assert not is_tree(argmax)
+    heads = mst_decode(scores)
+    assert is_tree(heads)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(min_value=1, max_value=30), st.integers(min_value=0, max_value=2**32 - 1))
+def test_mst_always_yields_a_tree(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=(n, n)) * 4
+    scores[np.arange(n), np.arange(n)] += 3.0  # many would-be roots
+    heads = mst_decode(scores)
+    assert len(heads) == n
+    assert is_tree(heads)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_mst_is_the_best_single_root_tree(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 6))
+    scores = rng.normal(size=(n, n)) * 3
+    logp = log_softmax(scores)
+    best = max(
+        sum(logp[i, h] for i, h in enumerate(heads))
+        for heads in itertools.product(range(n), repeat=n)
+        if is_tree(heads)
+    )
+    heads = mst_decode(scores)
+    assert is_tree(heads)
+    assert sum(logp[i, h] for i, h in enumerate(heads)) == pytest.approx(best)
+
+
+def test_mst_small_and_masked_inputs() -> None:
+    assert mst_decode(np.array([[0.3]])) == [0]
+    assert mst_decode(np.zeros((0, 0))) == []
+    masked = np.full((3, 3), -np.inf)
+    masked[0, 1] = masked[1, 1] = masked[2, 1] = 0.0  # only token 1 may be a head
+    assert mst_decode(masked) == [1, 1, 1]
+    with pytest.raises(ValueError, match="E251"):
+        mst_decode(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="E251"):
+        mst_decode(np.array([[np.nan]]))
