@@ -143,6 +143,8 @@ class RelativeMultiHeadSelfAttention(nn.Module):
         B, T, _ = x.shape
         H, dh = self.n_heads, self.head_width
         mask = mask.to(torch.bool)
+        # default positions 0..T-1: their range is known without reading a tensor
+        default_range = (0, T - 1) if head_pos is None and tail_pos is None else None
         head_pos, tail_pos = self._positions(mask, head_pos, tail_pos)
         q = self.query(x).view(B, T, H, dh)
         k = self.key(x).view(B, T, H, dh)
@@ -154,7 +156,7 @@ class RelativeMultiHeadSelfAttention(nn.Module):
         w_kr = self.rel_key.weight.view(H, dh, self.rel_width)  # [H, dh, d_r]
         q_rel = torch.einsum("bihd,hdr->bihr", q + self.position_bias, w_kr)  # [B,T,H,d_r]
         if tail_pos is None:
-            position = self._point_scores(q_rel, head_pos)
+            position = self._point_scores(q_rel, head_pos, default_range)
         else:
             position = self._span_scores(q_rel, head_pos, tail_pos)
         scores = (content + position) / math.sqrt(dh)  # [B, H, T, T]
@@ -209,10 +211,15 @@ class RelativeMultiHeadSelfAttention(nn.Module):
         distances = torch.arange(-span, span + 1, device=device)  # [K], K = 2P+1
         return sinusoid_encoding(distances, self.rel_width), span
 
-    def _point_scores(self, q_rel: Tensor, pos: Tensor) -> Tensor:
-        """Relative scores when head = tail: [B, T, H, d_r], [B, T] -> [B, H, T, T]."""
+    def _point_scores(
+        self, q_rel: Tensor, pos: Tensor, known_range: Optional[Tuple[int, int]] = None
+    ) -> Tensor:
+        """Relative scores when head = tail: [B, T, H, d_r], [B, T] -> [B, H, T, T].
+
+        ``known_range``: (min, max) of ``pos`` if known, saving a device sync."""
         B, T, H, _ = q_rel.shape
-        table, span = self._distance_table(int(pos.min()), int(pos.max()), q_rel.device)
+        lo, hi = known_range if known_range is not None else (int(pos.min()), int(pos.max()))
+        table, span = self._distance_table(lo, hi, q_rel.device)
         table = table.to(q_rel.dtype)
         # all four distances are equal, so R depends on one distance only: [K, d_r]
         rel = torch.relu(self.rel_fuse(table.repeat(1, 4)))
