@@ -12,3 +12,22 @@ def pytest_configure(config: pytest.Config) -> None:
         import torch
 
         torch.set_num_threads(1)
+
+
+REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def ewt_dir():
+    """The real EWT data (``$SPACY_LISA_EWT_DIR``, default ``../shared/data/ewt`` beside
+    the repo). Missing data skips locally but FAILS in CI (``CI=true``): the checks on
+    real data must not silently stop running there."""
+    from pathlib import Path
+
+    path = Path(os.environ.get("SPACY_LISA_EWT_DIR", REPO_ROOT.parent / "shared/data/ewt"))
+    if not (path / "ud").is_dir() or not (path / "propbank").is_dir():
+        message = f"EWT data not found at {path} (set SPACY_LISA_EWT_DIR)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path.resolve()

@@ -13,6 +13,7 @@ the model's :class:`~spacy_lisa.models.types.LisaBatch`, gold into
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -144,6 +145,28 @@ def make_lisa_srl(
     )
 
 
+_FORK_GUARD_INSTALLED = False
+
+
+def _install_fork_guard() -> None:
+    """Make forked workers (``nlp.pipe(..., n_process=N)``) run torch single-threaded.
+
+    GNU OpenMP's thread pool does not survive ``fork``: a child that enters a parallel
+    torch op after the parent used one deadlocks. The workers are parallel processes
+    already, so one thread each loses nothing."""
+    global _FORK_GUARD_INSTALLED
+    if _FORK_GUARD_INSTALLED or not hasattr(os, "register_at_fork"):
+        return
+
+    def single_threaded_torch() -> None:
+        import torch
+
+        torch.set_num_threads(1)
+
+    os.register_at_fork(after_in_child=single_threaded_torch)
+    _FORK_GUARD_INSTALLED = True
+
+
 def _check_choice(option: str, value: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise ValueError(Errors.E024.format(value=value, option=option, choices=", ".join(choices)))
@@ -214,6 +237,7 @@ class LisaSRL(TrainablePipe):
         scorer: Optional[Callable] = None,
     ) -> None:
         install_extensions()
+        _install_fork_guard()
         self.vocab = vocab
         self.model = model
         self.name = name

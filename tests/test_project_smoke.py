@@ -1,0 +1,75 @@
+"""CI smoke run of the spaCy project on a few hundred real EWT sentences with a handful
+of training steps: every step's outputs exist and the packaged pipeline loads."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run(args, cwd: Path) -> None:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # the venv's console scripts (spacy-lisa) must be found by `spacy project run`
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{' '.join(map(str, args))} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+
+
+@pytest.mark.slow
+def test_project_workflow_smoke(tmp_path, ewt_dir):
+    ewt = ewt_dir
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("project.yml",):
+        shutil.copy(REPO / name, project / name)
+    for folder in ("configs", "scripts"):
+        shutil.copytree(REPO / folder, project / folder)
+    overrides = [
+        "--vars.ewt_dir",
+        str(ewt),
+        "--vars.n_sents_limit",
+        "300",
+        "--vars.train_overrides",
+        "--training.max_steps 6 --training.eval_frequency 3 --nlp.batch_size 64",
+    ]
+    spacy = [sys.executable, "-m", "spacy", "project", "run"]
+    for step in ("convert", "train-parser", "train", "evaluate", "package"):
+        _run(spacy + [step, *overrides], project)
+
+    stats = json.loads((project / "corpus/train.stats.json").read_text())
+    assert 0 < stats["sentences"] <= 300 and stats["predicates"] > 0
+    for path in (
+        "corpus/train.spacy",
+        "corpus/dev.spacy",
+        "training/parser/model-best/meta.json",
+        "training/lisa_cpu/model-best/lisa_srl/cfg",
+        "metrics/lisa_cpu-model.json",
+        "metrics/lisa_cpu-spacy-parser.json",
+        "metrics/lisa_cpu-gold.json",
+        "metrics/lisa_cpu.md",
+    ):
+        assert (project / path).exists(), path
+    scores = json.loads((project / "metrics/lisa_cpu-gold.json").read_text())
+    assert 0.0 <= scores["srl_f"] <= 1.0
+    assert "| SRL F1 |" in (project / "metrics/lisa_cpu.md").read_text()
+
+    # the packaged wheel installs (without dependencies: they are this environment's) and
+    # loads with spacy.load by its package name
+    wheels = list((project / "packages").glob("*/dist/*.whl"))
+    assert len(wheels) == 1, wheels
+    target = tmp_path / "site"
+    _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheels[0])], project)
+    code = (
+        "import sys, spacy; sys.path.insert(0, sys.argv[1]); "
+        "nlp = spacy.load('en_lisa_srl_ewt'); doc = nlp('The company sold its shares.'); "
+        "assert isinstance(doc._.srl_frames, list); print('loaded', nlp.pipe_names)"
+    )
+    _run([sys.executable, "-c", code, str(target)], project)
