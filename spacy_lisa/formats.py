@@ -20,8 +20,8 @@ Record = Dict[str, Any]
 # (index of the frame in doc._.srl_frames, the frame)
 IndexedFrame = Tuple[int, SRLFrame]
 
-# Column separator of the CoNLL-2005 text: the shared task files and srl-eval.pl
-# split columns on any whitespace, so one space per column keeps lines readable.
+# Column separator of the CoNLL-2005 text: srl-eval.pl and the reader split columns on
+# any whitespace; cells never contain any (doc_to_conll2005 writes "_" for it).
 CONLL2005_SEPARATOR = " "
 
 
@@ -126,9 +126,7 @@ def doc_to_jsonl_records(doc: Doc, *, extra: Optional[Mapping[str, Any]] = None)
                     "roleset": frame.roleset,
                     "lemma": frame.lemma,
                     "predicate": _span_offsets(frame.predicate, sent),
-                    "roles": [
-                        {"label": r.label_, **_span_offsets(r, sent)} for r in frame.roles
-                    ],
+                    "roles": [{"label": r.label_, **_span_offsets(r, sent)} for r in frame.roles],
                     "tags": tags,
                     "untagged_roles": untagged,
                 }
@@ -141,7 +139,7 @@ def allennlp_description(words: List[str], tags: List[str]) -> str:
     """AllenNLP's ``make_srl_string``: ``[ARG0: John] [V: sold] [ARG1: the car] .``"""
     parts: List[str] = []
     chunk: List[str] = []
-    for word, tag in zip(words, tags):
+    for word, tag in zip(words, tags, strict=True):
         if tag.startswith("I-") and chunk:
             chunk.append(word)
             continue
@@ -180,15 +178,20 @@ def doc_to_allennlp(doc: Doc) -> List[Record]:
 
 
 def doc_to_conll2005_text(doc: Doc) -> str:
-    """The doc in CoNLL-2005 columns (word, lemma or ``-``, one props column per
-    predicate), one token per line and a blank line after each sentence, through
-    :func:`spacy_lisa.corpus.conll2005.doc_to_conll2005`. Dropping the first column
-    gives a props file for ``srl-eval.pl``."""
+    """The doc in CoNLL-2005 columns (word, lemma or ``-``, one bracket column per
+    predicate), one token per line, columns padded to a common width per sentence as
+    in the shared-task files, and a blank line after each sentence. The rows come from
+    :func:`spacy_lisa.corpus.conll2005.doc_to_conll2005`; the first column alone is a
+    words file and the others a props file for ``srl-eval.pl`` (``cut -c`` or
+    :func:`~spacy_lisa.corpus.conll2005.write_conll2005` give them apart)."""
     # imported here so that the JSON formats work without the corpus readers loaded
     from .corpus.conll2005 import doc_to_conll2005
 
     lines: List[str] = []
-    for sentence in doc_to_conll2005(doc):
-        lines.extend(CONLL2005_SEPARATOR.join(row) for row in sentence)
+    for rows in doc_to_conll2005(doc):
+        widths = [max(len(row[j]) for row in rows) for j in range(len(rows[0]))]
+        for row in rows:
+            cells = (cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+            lines.append(CONLL2005_SEPARATOR.join(cells).rstrip())
         lines.append("")
     return "".join(line + "\n" for line in lines)

@@ -63,9 +63,7 @@ DEFAULT_LABEL_COLORS: Dict[str, str] = {
     "ARGM-COM": "#fecdd3",
     "ARGM-LVB": "#e5e7eb",
 }
-_COLOR_RE = re.compile(
-    r"^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|(rgb|hsl)a?\([0-9.,%\s/]+\))$"
-)
+_COLOR_RE = re.compile(r"^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|(rgb|hsl)a?\([0-9.,%\s/]+\))$")
 
 # --------------------------------------------------------------------- geometry ---------
 # Column widths are computed here rather than left to the browser, so that the SVG arcs
@@ -178,25 +176,23 @@ def render(
     """
     doc_list = _as_docs(docs)
     palette = _Palette(colors)
+    in_jupyter = jupyter if jupyter is not None else _is_in_jupyter()
     writer = _Writer()
     writer.open('<div class="lisa-srl">')
-    if not page:
+    if not page or in_jupyter:
+        # a fragment carries its CSS (scoped to .lisa-srl); in a notebook even page=True
+        # gives the fragment, as a whole <html> page in a cell would restyle the notebook
         writer.add(f"<style>{_css(minify)}</style>")
     _legend(writer, doc_list, palette)
     for d, doc in enumerate(doc_list):
         _render_doc(writer, doc, d, palette, show_parse=show_parse, show_attention=show_attention)
     writer.close("</div>")
-    lang = doc_list[0].lang_ if doc_list and doc_list[0].lang_ else "en"
-    in_jupyter = jupyter if jupyter is not None else _is_in_jupyter()
     if in_jupyter:
-        # a whole <html> page inside a notebook cell would restyle the notebook: show the
-        # fragment (whose CSS is scoped to .lisa-srl) even when page=True
-        if page:
-            writer.lines.insert(1, (1, f"<style>{_css(minify)}</style>"))
         from IPython.display import HTML, display
 
         display(HTML(writer.text(minify=minify)))
         return HTMLMarkup("")
+    lang = doc_list[0].lang_ if doc_list and doc_list[0].lang_ else "en"
     content = writer.text(minify=minify)
     if not page:
         return HTMLMarkup(content)
@@ -343,7 +339,9 @@ def _label_order(label: str) -> Tuple[int, str]:
 
 
 def _legend(writer: _Writer, docs: Sequence[Doc], palette: _Palette) -> None:
-    labels = sorted({r.label_ for doc in docs for f in doc._.srl_frames for r in f.roles}, key=_label_order)
+    labels = sorted(
+        {r.label_ for doc in docs for f in doc._.srl_frames for r in f.roles}, key=_label_order
+    )
     writer.open('<div class="lisa-legend">')
     writer.add('<span class="lisa-legend-title">Roles</span>')
     writer.add(
@@ -397,7 +395,9 @@ def _doc_parse(doc: Doc) -> Optional[_Parse]:
             "gold": "the gold parse, which the model was given",
         }.get(source or "", "the parse the model used (its source was not recorded)")
         note = f"Dependency arcs: {what} (doc._.srl_parse, source: {source or 'unknown'})."
-        return _Parse([int(h) for h in heads], [str(d or "") for d in deps], source or "unknown", note)
+        return _Parse(
+            [int(h) for h in heads], [str(d or "") for d in deps], source or "unknown", note
+        )
     if doc.has_annotation("DEP"):
         note = (
             "Dependency arcs: the Doc's own parse (doc._.srl_parse is not set, so the parse "
@@ -460,15 +460,20 @@ def _parse_svg(
         "aria-label": "dependency parse",
     }
     writer.open(f"<svg{_attrs(svg_attrs)}>")
-    for (child, head), level in zip(pairs, levels):
+    for (child, head), level in zip(pairs, levels, strict=True):
         # endpoints nudged off the centre, so arcs leaving and entering a word stay apart
         nudge = 4 if head > child else -4
         x_child = x(child) + (nudge if not rtl else -nudge)
         x_head = x(head) - (nudge if not rtl else -nudge)
         apex = base - level * _ARC_LEVEL_PX
         ctrl = (apex - 0.25 * base) / 0.75  # a cubic with equal control heights peaks at 3/4
-        d = f"M{x_child:.1f},{base} C{x_child:.1f},{ctrl:.1f} {x_head:.1f},{ctrl:.1f} {x_head:.1f},{base}"
-        arrow = f"M{x_child - 4:.1f},{base - 7} L{x_child + 4:.1f},{base - 7} L{x_child:.1f},{base} Z"
+        d = (
+            f"M{x_child:.1f},{base} C{x_child:.1f},{ctrl:.1f} "
+            f"{x_head:.1f},{ctrl:.1f} {x_head:.1f},{base}"
+        )
+        arrow = (
+            f"M{x_child - 4:.1f},{base - 7} L{x_child + 4:.1f},{base - 7} L{x_child:.1f},{base} Z"
+        )
         label = parse.deps[sent.start + child]
         g_attrs = {
             "class": "lisa-arc-group",
@@ -489,15 +494,21 @@ def _parse_svg(
     for root in roots:
         label = parse.deps[sent.start + root] or "root"
         xr = x(root)
-        root_attrs = {"class": "lisa-arc-group lisa-root", "data-child": sent.start + root,
-                      "data-head": sent.start + root, "data-dep": label}
+        root_attrs = {
+            "class": "lisa-arc-group lisa-root",
+            "data-child": sent.start + root,
+            "data-head": sent.start + root,
+            "data-dep": label,
+        }
         writer.open(f"<g{_attrs(root_attrs)}>")
         writer.add(f'<path class="lisa-arc" d="M{xr:.1f},14 L{xr:.1f},{base}"/>')
         writer.add(
             f'<path class="lisa-arrowhead" d="M{xr - 4:.1f},{base - 7} L{xr + 4:.1f},{base - 7} '
             f'L{xr:.1f},{base} Z"/>'
         )
-        writer.add(f'<text class="lisa-dep" x="{xr:.1f}" y="11" text-anchor="middle">{_esc(label)}</text>')
+        writer.add(
+            f'<text class="lisa-dep" x="{xr:.1f}" y="11" text-anchor="middle">{_esc(label)}</text>'
+        )
         writer.close("</g>")
     writer.close("</svg>")
 
@@ -520,7 +531,7 @@ def _label_attention(doc: Doc) -> Optional[Tuple[List[str], List[List[float]]]]:
     if len(heads) != len(weights):
         raise bad(f"{len(heads)} head names but {len(weights)} weight rows")
     rows: List[List[float]] = []
-    for name, row in zip(heads, weights):
+    for name, row in zip(heads, weights, strict=True):
         if not isinstance(row, Sequence) or len(row) != n:
             size = len(row) if isinstance(row, Sequence) else type(row).__name__
             raise bad(f"head {name!r} has {size} weights for {n} tokens")
@@ -538,26 +549,27 @@ def _attention_rows(
     writer: _Writer, sent: Span, attention: Tuple[List[str], List[List[float]]]
 ) -> None:
     names, rows = attention
+    # one colour scale for the sentence's whole heatmap: a head spreading its weight
+    # thinly looks pale next to one that focuses (a per-row scale would paint both dark)
+    peak = max((w for row in rows for w in row[sent.start : sent.end]), default=0.0)
     writer.open('<div class="lisa-attention">')
     writer.open('<div class="lisa-row">')
     writer.add('<div class="lisa-rowhead"><b>label attention</b></div>')
     writer.close("</div>")
-    for name, row in zip(names, rows):
+    for name, row in zip(names, rows, strict=True):
         weights = row[sent.start : sent.end]
-        peak = max(weights, default=0.0)
         writer.open(f'<div class="lisa-row lisa-attention-row"{_attrs({"data-head": name})}>')
         writer.add(f'<div class="lisa-rowhead"{_attrs({"title": name})}>{_esc(name)}</div>')
         for k, weight in enumerate(weights):
             i = sent.start + k
-            # shade relative to the row's peak in this sentence: heads differ in scale,
-            # and a window's weights sum to 1 however long it is
             alpha = weight / peak if peak > 0 else 0.0
             cell = {
                 "class": "lisa-cell lisa-attention-cell",
                 "data-i": i,
                 "data-weight": f"{weight:.4g}",
                 "title": f"{name} → {sent.doc[i].text}: {weight:.3f}",
-                "style": f"grid-column: {k + 2} / {k + 3}; background: rgba(207, 34, 46, {alpha:.3f})",
+                "style": f"grid-column: {k + 2} / {k + 3}; "
+                f"background: rgba(207, 34, 46, {alpha:.3f})",
             }
             writer.add(f"<div{_attrs(cell)}></div>")
         writer.close("</div>")
@@ -570,9 +582,7 @@ def _frame_label(frame: SRLFrame) -> str:
 
 
 def _column_widths(sent: Span, frames: Sequence[IndexedFrame]) -> List[int]:
-    widths = [
-        max(_MIN_COL_PX, _CELL_PAD_PX + _TOKEN_CHAR_PX * len(_shown(t.text))) for t in sent
-    ]
+    widths = [max(_MIN_COL_PX, _CELL_PAD_PX + _TOKEN_CHAR_PX * len(_shown(t.text))) for t in sent]
     # a one-token span must also fit its label under the word
     for _, frame in frames:
         for span, label in [(frame.predicate, "V")] + [(r, r.label_) for r in frame.roles]:
@@ -604,8 +614,7 @@ def _span_cell(
         cell["data-clipped"] = "true"
     cell["title"] = f"{label}: {sent.doc[start:end].text}"
     writer.add(
-        f"<div{_attrs(cell)}>{_esc(text)}"
-        f'<span class="lisa-span-label">{_esc(label)}</span></div>'
+        f'<div{_attrs(cell)}>{_esc(text)}<span class="lisa-span-label">{_esc(label)}</span></div>'
     )
 
 
@@ -630,7 +639,7 @@ def _frame_row(writer: _Writer, sent: Span, index: int, frame: SRLFrame, palette
         pred.start,
         pred.end,
         classes="lisa-cell lisa-predicate",
-        label=f"V · {frame.roleset}" if frame.roleset else "V",
+        label="V",  # the roleset heads the row
         attrs={"data-predicate": pred.text, "data-start": pred.start, "data-end": pred.end},
     )
     outside: List[Tuple[int, Span]] = []
@@ -646,12 +655,21 @@ def _frame_row(writer: _Writer, sent: Span, index: int, frame: SRLFrame, palette
             role.end,
             classes=_role_classes(role.label_),
             label=role.label_,
-            attrs={"data-role": r, "data-role-label": role.label_, "data-start": role.start, "data-end": role.end},
+            attrs={
+                "data-role": r,
+                "data-role-label": role.label_,
+                "data-start": role.start,
+                "data-end": role.end,
+            },
             style=f"background: {palette(role.label_)}",
         )
     for i in range(sent.start, sent.end):
         if i not in covered:
-            cell = {"class": "lisa-cell lisa-o", "data-i": i, "style": f"grid-column: {i - sent.start + 2} / {i - sent.start + 3}"}
+            cell = {
+                "class": "lisa-cell lisa-o",
+                "data-i": i,
+                "style": f"grid-column: {i - sent.start + 2} / {i - sent.start + 3}",
+            }
             writer.add(f"<div{_attrs(cell)}>{_esc(_shown(sent.doc[i].text))}</div>")
     if outside:
         # roles beyond the sentence (a model window that was not the sentence): listed,
@@ -691,18 +709,26 @@ def _render_doc(
     if title:
         writer.add(f'<h2 class="lisa-doc-title">{_esc(title)}</h2>')
     if show_parse:
-        note = parse.note if parse else (
-            "No dependency arcs: the doc has no doc._.srl_parse and no parse of its own."
+        note = (
+            parse.note
+            if parse
+            else ("No dependency arcs: the doc has no doc._.srl_parse and no parse of its own.")
         )
-        writer.add(f'<p class="lisa-note lisa-parse-note">{_esc(note)}</p>')
+        # dir="ltr": the note is English even in a right-to-left doc
+        writer.add(f'<p class="lisa-note lisa-parse-note" dir="ltr">{_esc(note)}</p>')
     if not has_srl_annotation(doc):
-        writer.add('<p class="lisa-note">This doc carries no SRL annotation (doc._.srl_frames was never set).</p>')
+        writer.add(
+            '<p class="lisa-note">This doc carries no SRL annotation '
+            "(doc._.srl_frames was never set).</p>"
+        )
     sentences = frames_by_sentence(doc)
     if not sentences:
         writer.add('<p class="lisa-note">Empty document.</p>')
     for s, (sent, frames) in enumerate(sentences):
         widths = _column_widths(sent, frames)
+        parse_head = f"parse · {parse.source}" if parse is not None else ""
         head_labels = [_frame_label(f) for _, f in frames] + (attention[0] if attention else [])
+        head_labels.append(parse_head)
         head_px = max([len(h) * _HEAD_CHAR_PX + 14 for h in head_labels] + [_MIN_HEAD_PX])
         head_px = min(head_px, _MAX_HEAD_PX)
         cols = " ".join(f"{w}px" for w in [head_px] + widths)
@@ -721,13 +747,17 @@ def _render_doc(
                 centers.append(x + w / 2)
                 x += w
             writer.open('<div class="lisa-row lisa-parse">')
-            writer.add(f'<div class="lisa-rowhead">parse · {_esc(parse.source)}</div>')
+            writer.add(f'<div class="lisa-rowhead">{_esc(parse_head)}</div>')
             _parse_svg(writer, sent, parse, centers, sum(widths), rtl)
             writer.close("</div>")
         writer.open('<div class="lisa-row lisa-tokens">')
         writer.add(f'<div class="lisa-rowhead">sentence {s + 1}</div>')
         for k, token in enumerate(sent):
-            cell = {"class": "lisa-cell lisa-token", "data-i": token.i, "style": f"grid-column: {k + 2} / {k + 3}"}
+            cell = {
+                "class": "lisa-cell lisa-token",
+                "data-i": token.i,
+                "style": f"grid-column: {k + 2} / {k + 3}",
+            }
             writer.add(
                 f"<div{_attrs(cell)}>{_esc(_shown(token.text))}"
                 f'<span class="lisa-token-i">{token.i}</span></div>'

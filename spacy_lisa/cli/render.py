@@ -1,0 +1,124 @@
+"""``spacy-lisa render``: label text with a trained pipeline and write a standalone HTML
+page of its frames, parse and label attention (see :mod:`spacy_lisa.visualize`)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import Errors
+from ..visualize import render
+from ._app import app
+from ._io import (
+    CLIError,
+    InputFormat,
+    InputSource,
+    input_error,
+    iter_docs,
+    load_pipeline,
+    open_output,
+    report_skipped,
+    scan_input,
+    stderr,
+)
+
+RENDER_HELP = (
+    "Render the frames the model finds in TEXT, or in each document of --input, as a "
+    "standalone HTML page: one row per frame, the dependency arcs the model used and, "
+    "for models with a label attention layer, a heatmap per label head. The page loads "
+    "nothing from the network."
+)
+
+
+@app.command("render", help=RENDER_HELP)
+def render_cli(
+    model: str = typer.Argument(
+        ..., metavar="MODEL", help="Trained pipeline: a directory or package name"
+    ),
+    text: Optional[str] = typer.Argument(
+        None, metavar="TEXT", help="The text to render (or use --input)"
+    ),
+    input_path: Optional[str] = typer.Option(
+        None,
+        "--input",
+        "-i",
+        help="Text or JSONL file of documents (as for predict), or - for stdin",
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="HTML file to write (default: stdout)", dir_okay=False
+    ),
+    input_format: InputFormat = typer.Option(
+        InputFormat.auto, "--input-format", help="Format of --input (as for predict)"
+    ),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, help="Render at most this many documents of --input"
+    ),
+    minify: bool = typer.Option(False, "--minify", help="Minify the HTML"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run on; -1 for the CPU"),
+    skip_invalid: bool = typer.Option(
+        False, "--skip-invalid", help="Skip invalid lines of --input instead of failing"
+    ),
+) -> None:
+    """The ``render`` command (see :data:`RENDER_HELP`)."""
+    try:
+        render_page(
+            model,
+            text,
+            input_path=input_path,
+            output=output,
+            input_format=input_format,
+            limit=limit,
+            minify=minify,
+            gpu_id=gpu_id,
+            skip_invalid=skip_invalid,
+        )
+    except (CLIError, FileNotFoundError) as err:
+        stderr(f"✘ {err}")
+        raise typer.Exit(1) from None
+
+
+def render_page(
+    model: str,
+    text: Optional[str] = None,
+    *,
+    input_path: Optional[str] = None,
+    output: Optional[Path] = None,
+    input_format: InputFormat = InputFormat.auto,
+    limit: Optional[int] = None,
+    minify: bool = False,
+    gpu_id: int = -1,
+    skip_invalid: bool = False,
+) -> int:
+    """The ``render`` command as a function; returns the number of documents rendered."""
+    if (text is None) == (input_path is None):
+        raise CLIError(Errors.E315)
+    texts: List[str]
+    summary = None
+    if input_path is not None:
+        source = InputSource(input_path)
+        summary = scan_input(source, input_format)
+        if summary.problems and not skip_invalid:
+            raise CLIError(input_error(summary))
+        texts = [item.text for item in itertools.islice(iter_docs(source, summary.format), limit)]
+    else:
+        texts = [str(text)]
+    nlp = load_pipeline(model, gpu_id)
+    docs = list(nlp.pipe(texts))
+    name = nlp.meta.get("name") or "pipeline"
+    html = render(
+        docs, page=True, minify=minify, jupyter=False, title=f"spacy-lisa · {nlp.lang}_{name}"
+    )
+    with open_output(output) as out:
+        out.write(html)
+    where = str(output) if output is not None and str(output) != "-" else "stdout"
+    n_frames = sum(len(doc._.srl_frames) for doc in docs)
+    stderr(f"✔ Rendered {len(docs)} doc(s) with {n_frames} frame(s) → {where}")
+    if summary is not None:
+        report_skipped(summary, echo=stderr)
+    return len(docs)
+
+
+__all__ = ["render_cli", "render_page"]

@@ -1,0 +1,127 @@
+"""Input reading and output writing of ``spacy-lisa predict``/``render`` (no model)."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from spacy_lisa.cli._io import (
+    CLIError,
+    InputDoc,
+    InputFormat,
+    InputProblem,
+    InputSource,
+    detect_format,
+    input_error,
+    iter_docs,
+    open_output,
+    parse_line,
+    scan_input,
+)
+
+
+def source_with(tmp_path: Path, name: str, data: bytes) -> InputSource:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return InputSource(path)
+
+
+def test_lines_drop_line_endings_and_the_bom(tmp_path: Path) -> None:
+    source = source_with(tmp_path, "a.txt", b"\xef\xbb\xbfone\r\ntwo\n\nthree")
+    assert list(source.lines()) == [b"one", b"two", b"", b"three"]
+    summary = scan_input(source, InputFormat.auto)
+    assert (summary.format, summary.n_docs, summary.blank_lines) == (InputFormat.text, 3, 1)
+    assert list(iter_docs(source, summary.format)) == [
+        InputDoc(1, "one"),
+        InputDoc(2, "two"),
+        InputDoc(4, "three"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "name, data, expected",
+    [
+        ("a.jsonl", b"plain text\n", InputFormat.jsonl),  # the extension wins
+        ("a.NDJSON", b"x\n", InputFormat.jsonl),
+        ("a.txt", b'{"text": "a"}\n', InputFormat.text),
+        ("a.data", b'\n  {"text": "a"}\n', InputFormat.jsonl),  # first non-blank line
+        ("a.data", b'{"text": broken\n', InputFormat.jsonl),  # fails on its line, later
+        ("a.data", b"Just text {with braces}\n", InputFormat.text),
+        ("a.data", b"", InputFormat.text),
+    ],
+)
+def test_detect_format(tmp_path: Path, name: str, data: bytes, expected: InputFormat) -> None:
+    source = source_with(tmp_path, name, data)
+    assert detect_format(source, InputFormat.auto) == expected
+    assert detect_format(source, InputFormat.text) == InputFormat.text
+
+
+def test_parse_line() -> None:
+    assert parse_line(b"   ", 1, InputFormat.jsonl, "f") is None
+    assert parse_line(b"  a text ", 2, InputFormat.text, "f") == InputDoc(2, "  a text ")
+    doc = parse_line(b'{"text": "t", "id": [1]}', 3, InputFormat.jsonl, "f")
+    assert doc == InputDoc(3, "t", [1])
+    problem = parse_line(b"\xff", 4, InputFormat.text, "f")
+    assert isinstance(problem, InputProblem) and problem.message.startswith("[E312] f:4:")
+    problem = parse_line(b'{"text": null}', 5, InputFormat.jsonl, "f")
+    assert isinstance(problem, InputProblem) and '"text" is NoneType' in problem.message
+    # an empty "text" is a document (an empty one), not a problem
+    assert parse_line(b'{"text": ""}', 6, InputFormat.jsonl, "f") == InputDoc(6, "")
+
+
+def test_input_error_names_the_first_line_and_counts_the_rest(tmp_path: Path) -> None:
+    lines = b"".join(b"{bad\n" for _ in range(8))
+    summary = scan_input(source_with(tmp_path, "a.jsonl", lines), InputFormat.auto)
+    message = input_error(summary)
+    assert message.splitlines()[0].startswith("[E310]")
+    assert f"{tmp_path / 'a.jsonl'}:1: invalid JSON" in message
+    assert "7 more invalid line(s): 2, 3, 4, 5, 6, ..." in message
+
+
+def test_missing_input_file(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="E313"):
+        InputSource(tmp_path / "missing.txt")
+
+
+def test_stdin_is_read_once_and_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO(b'{"text": "a"}\n{"text": "b"}\n'), encoding="utf8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    source = InputSource("-")
+    assert source.name == "<stdin>"
+    summary = scan_input(source, InputFormat.auto)
+    assert (summary.format, summary.n_docs) == (InputFormat.jsonl, 2)
+    assert [d.text for d in iter_docs(source, summary.format)] == ["a", "b"]
+
+
+def test_output_file_appears_only_on_success(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "out.jsonl"
+    with open_output(target) as out:
+        out.write("ünïcode\n")
+        assert not target.exists()  # written next to it, moved into place at the end
+    assert target.read_text(encoding="utf8") == "ünïcode\n"
+    with pytest.raises(RuntimeError), open_output(target) as out:
+        out.write("half")
+        raise RuntimeError("model failed")
+    assert target.read_text(encoding="utf8") == "ünïcode\n"  # the old output is intact
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out.jsonl"]
+
+
+def test_output_to_an_unwritable_place(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(CLIError, match="E318"), open_output(blocker / "out.jsonl"):
+        pass
+
+
+def test_stdout_output_is_utf8(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="ascii"))
+    with open_output(None) as out:
+        out.write("café\n")
+    assert raw.getvalue() == "café\n".encode()
+    sys.stdout.write("still usable\n")  # stdout was detached from, not closed
+    sys.stdout.flush()
+    assert raw.getvalue().endswith(b"still usable\n")
