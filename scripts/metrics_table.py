@@ -1,6 +1,6 @@
 """Write a markdown table comparing `spacy-lisa evaluate` JSON files (one column per file).
 
-    python scripts/metrics_table.py a.json b.json --names own gold --output table.md
+python scripts/metrics_table.py a.json b.json --names own gold --output table.md
 """
 
 from __future__ import annotations

@@ -106,7 +106,9 @@ class Errors(metaclass=ErrorsWithCodes):
         "No document in '{path}' carries SRL annotation (doc._.srl_frame_data is None for "
         "all {n} docs). Convert the data with 'spacy-lisa convert' and store user data."
     )
-    E258 = "--parser is only used with --parse doc (got --parse {parse}). Drop it or use --parse doc."
+    E258 = (
+        "--parser is only used with --parse doc (got --parse {parse}). Drop it or use --parse doc."
+    )
     # --- label attention / relative positions (models/lal, lan, relative_attention) ------
     E200 = (
         "{layer}: width={width} is not divisible by n_heads={n_heads}. Choose a number of "
@@ -156,7 +158,10 @@ class Errors(metaclass=ErrorsWithCodes):
         "tag_layer={tag_layer}, parse_layer={parse_layer}, depth={depth}. Fix them in the "
         "model config (layer numbers are 1-based)."
     )
-    E151 = "LISA model option {name}={value!r} is invalid: it must be {constraint}. Fix the model config."
+    E151 = (
+        "LISA model option {name}={value!r} is invalid: it must be {constraint}. "
+        "Fix the model config."
+    )
     E152 = (
         "The LISA model cannot be built: dimension(s) {dims} unknown. Set n_tags, n_deps and "
         "n_roles with model.set_dim() and call model.initialize(X=sample_batch); nI comes "
@@ -215,11 +220,11 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E310 = (
         "{path}:{line}: invalid JSON ({detail}). Each line of a JSONL input must be one JSON "
-        "object such as {{\"text\": \"...\"}}. Use --input-format text for plain text, or "
+        'object such as {{"text": "..."}}. Use --input-format text for plain text, or '
         "--skip-invalid to skip bad lines."
     )
     E311 = (
-        "{path}:{line}: {problem}. Each JSONL line needs a string field \"text\" holding the "
+        '{path}:{line}: {problem}. Each JSONL line needs a string field "text" holding the '
         "document. Fix the line, or pass --skip-invalid to skip bad lines."
     )
     E312 = (

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from spacy.tokens import Doc, Span
 
 from .bio import spans_to_bio
-from .frames import SRLFrame
+from .frames import SRLFrame, doc_sentences
 
 Record = Dict[str, Any]
 # (index of the frame in doc._.srl_frames, the frame)
@@ -23,16 +23,6 @@ IndexedFrame = Tuple[int, SRLFrame]
 # Column separator of the CoNLL-2005 text: srl-eval.pl and the reader split columns on
 # any whitespace; cells never contain any (doc_to_conll2005 writes "_" for it).
 CONLL2005_SEPARATOR = " "
-
-
-def doc_sentences(doc: Doc) -> List[Span]:
-    """The doc's sentences, or the whole doc as one span when it has no sentence
-    boundaries (``doc.sents`` would raise E030 there). An empty doc has none."""
-    if len(doc) == 0:
-        return []
-    if doc.has_annotation("SENT_START"):
-        return list(doc.sents)
-    return [doc[:]]
 
 
 def frames_by_sentence(doc: Doc) -> List[Tuple[Span, List[IndexedFrame]]]:

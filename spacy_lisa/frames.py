@@ -115,7 +115,9 @@ def normalize_frame_data(doc: Doc, frame: Union[SRLFrame, FrameDict]) -> FrameDi
             start, end = int(value[0]), int(value[1])
         except (TypeError, ValueError, IndexError):
             raise ValueError(
-                Errors.E010.format(doc=_doc_name(doc), message=f"{what} {value!r} is not [start, end]")
+                Errors.E010.format(
+                    doc=_doc_name(doc), message=f"{what} {value!r} is not [start, end]"
+                )
             ) from None
         if not 0 <= start < end <= n:
             raise ValueError(
@@ -135,12 +137,16 @@ def normalize_frame_data(doc: Doc, frame: Union[SRLFrame, FrameDict]) -> FrameDi
         else:
             if len(role) != 3:
                 raise ValueError(
-                    Errors.E010.format(doc=_doc_name(doc), message=f"role {role!r} is not [start, end, label]")
+                    Errors.E010.format(
+                        doc=_doc_name(doc), message=f"role {role!r} is not [start, end, label]"
+                    )
                 )
             start, end = offsets(role[:2], "role")
             label = role[2]
         if not isinstance(label, str) or not label:
-            raise ValueError(Errors.E010.format(doc=_doc_name(doc), message=f"role {role!r} has no label"))
+            raise ValueError(
+                Errors.E010.format(doc=_doc_name(doc), message=f"role {role!r} has no label")
+            )
         roles.append([start, end, label])
     roleset = frame.get("roleset")
     lemma = frame.get("lemma")
@@ -194,6 +200,16 @@ def set_srl_frames(
     if spans_key is not None:
         spans = [Span(doc, r[0], r[1], label=r[2]) for f in data for r in f["roles"]]
         doc.spans[spans_key] = SpanGroup(doc, name=spans_key, spans=spans)
+
+
+def doc_sentences(doc: Doc) -> List[Span]:
+    """The doc's sentences, or the whole doc as one span when it has no sentence
+    boundaries (``doc.sents`` would raise E030 there). An empty doc has none."""
+    if len(doc) == 0:
+        return []
+    if doc.has_annotation("SENT_START"):
+        return list(doc.sents)
+    return [doc[:]]
 
 
 def has_srl_annotation(doc: Doc) -> bool:

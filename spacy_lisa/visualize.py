@@ -31,8 +31,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from spacy.tokens import Doc, Span
 
 from .errors import Errors
-from .formats import IndexedFrame, doc_sentences, frames_by_sentence
-from .frames import SRLFrame, has_srl_annotation
+from .formats import IndexedFrame, frames_by_sentence
+from .frames import SRLFrame, doc_sentences, has_srl_annotation
 
 # ----------------------------------------------------------------------- colours ---------
 # Pastels dark text stays readable on; PropBank's core and common modifier labels.

@@ -20,7 +20,9 @@ def _run(args, cwd: Path) -> None:
     # the venv's console scripts (spacy-lisa) must be found by `spacy project run`
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, f"{' '.join(map(str, args))} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, (
+        f"{' '.join(map(str, args))} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    )
 
 
 @pytest.mark.slow
@@ -66,7 +68,20 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     wheels = list((project / "packages").glob("*/dist/*.whl"))
     assert len(wheels) == 1, wheels
     target = tmp_path / "site"
-    _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheels[0])], project)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(wheels[0]),
+        ],
+        project,
+    )
     code = (
         "import sys, spacy; sys.path.insert(0, sys.argv[1]); "
         "nlp = spacy.load('en_lisa_srl_ewt'); doc = nlp('The company sold its shares.'); "

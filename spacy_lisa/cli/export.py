@@ -10,8 +10,8 @@ from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 from wasabi import msg
 
-from ..corpus.conll2005 import doc_sentences, write_conll2005
-from ..frames import has_srl_annotation
+from ..corpus.conll2005 import write_conll2005
+from ..frames import doc_sentences, has_srl_annotation
 from ._app import app
 
 WORDS_FILE = "words.txt"

@@ -26,7 +26,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 from spacy.tokens import Doc, Span
 
 from ..errors import Errors
-from ..frames import SRLFrame
+from ..frames import SRLFrame, doc_sentences
 from ._io import CorpusFormatError, OnInvalid, PathLike, handle_invalid, iter_blocks, read_lines
 from .brackets import (
     LabelledSpan,
@@ -162,15 +162,6 @@ def _read_sentence(
 def _clean(text: str) -> str:
     """One whitespace-free cell: whitespace runs become ``_`` (never empty)."""
     return "_".join(text.split()) or "_"
-
-
-def doc_sentences(doc: Doc) -> List[Span]:
-    """The doc's sentences, or the whole doc when it has no sentence boundaries."""
-    if len(doc) == 0:
-        return []
-    if doc.has_annotation("SENT_START"):
-        return list(doc.sents)
-    return [doc[:]]
 
 
 def _sentence_frames(doc: Doc, sentences: List[Span]) -> List[List[SRLFrame]]:

@@ -123,7 +123,7 @@ def make_lisa_srl(
     store_attention: bool,
     spans_key: str,
     scorer: Optional[Callable],
-) -> "LisaSRL":
+) -> LisaSRL:
     """Create a ``lisa_srl`` component (see :class:`LisaSRL` for the options)."""
     return LisaSRL(
         nlp.vocab,
@@ -243,7 +243,9 @@ class LisaSRL(TrainablePipe):
         self.name = name
         self.scorer = scorer
         if max_length < 1:
-            raise ValueError(Errors.E024.format(value=max_length, option="max_length", choices="an integer >= 1"))
+            raise ValueError(
+                Errors.E024.format(value=max_length, option="max_length", choices="an integer >= 1")
+            )
         self.cfg: Dict[str, Any] = {
             "labels": {"roles": [], "tags": [], "deps": []},
             "transitions": None,
@@ -253,13 +255,17 @@ class LisaSRL(TrainablePipe):
             "parse_source": _check_choice("parse_source", parse_source, PARSE_SOURCES),
             "model_parse": _check_choice("model_parse", model_parse, MODEL_PARSE_MODES),
             "overwrite_parse": bool(overwrite_parse),
-            "predicate_source": _check_choice("predicate_source", predicate_source, PREDICATE_SOURCES),
+            "predicate_source": _check_choice(
+                "predicate_source", predicate_source, PREDICATE_SOURCES
+            ),
             "decoding": _check_choice("decoding", decoding, DECODINGS),
             "write_pos": bool(write_pos),
             "max_length": int(max_length),
             "teacher_forcing": _check_choice("teacher_forcing", teacher_forcing, TEACHER_FORCING),
             "gold_parse_prob": float(gold_parse_prob),
-            "loss_weights": dict(loss_weights or {"role": 1.0, "tag": 1.0, "head": 1.0, "dep": 1.0}),
+            "loss_weights": dict(
+                loss_weights or {"role": 1.0, "tag": 1.0, "head": 1.0, "dep": 1.0}
+            ),
             "store_attention": bool(store_attention),
             "spans_key": spans_key,
         }
@@ -367,7 +373,9 @@ class LisaSRL(TrainablePipe):
             raise ValueError(Errors.E021)
         self._set_label_dims()
         self.model.initialize(X=self._train_batch(sample))
-        self.cfg["model_dims"] = {name: self.model.get_dim(name) for name in ("nI", "n_tags", "n_deps", "n_roles")}
+        self.cfg["model_dims"] = {
+            name: self.model.get_dim(name) for name in ("nI", "n_tags", "n_deps", "n_roles")
+        }
 
     def _collect_label_data(self, examples: Iterable[Example]) -> Optional[Dict[str, Any]]:
         from .decoding import estimate_transitions
@@ -458,7 +466,10 @@ class LisaSRL(TrainablePipe):
         windows: List[Tuple[int, int]] = []
         for start, end in bounds:
             if end - start > max_len and not self._warned_long:
-                warnings.warn(Warnings.W001.format(doc=doc.text[:40], length=end - start, max_length=max_len))
+                warnings.warn(
+                    Warnings.W001.format(doc=doc.text[:40], length=end - start, max_length=max_len),
+                    stacklevel=2,
+                )
                 self._warned_long = True
             for s in range(start, end, max_len):
                 windows.append((s, min(s + max_len, end)))
@@ -545,7 +556,9 @@ class LisaSRL(TrainablePipe):
         role_logp = _log_softmax(ops.to_numpy(out.role_scores)) if len(out.frames) else None
         frames_idx = ops.to_numpy(out.frames)
         attention = ops.to_numpy(out.label_attention) if out.label_attention is not None else None
-        transitions = np.asarray(self.cfg["transitions"], dtype="f") if self.cfg["transitions"] else None
+        transitions = (
+            np.asarray(self.cfg["transitions"], dtype="f") if self.cfg["transitions"] else None
+        )
         start = np.asarray(self.cfg["start"], dtype="f") if self.cfg["start"] else None
         rolesets = self.cfg["rolesets"]
 
@@ -608,7 +621,9 @@ class LisaSRL(TrainablePipe):
                 for t, h in enumerate(mst):
                     parse["heads"][w_start + t] = w_start + h
             if attention is not None and self.cfg["store_attention"]:
-                rows = attn_by_doc.setdefault(doc_i, [[0.0] * len(doc) for _ in range(attention.shape[1])])
+                rows = attn_by_doc.setdefault(
+                    doc_i, [[0.0] * len(doc) for _ in range(attention.shape[1])]
+                )
                 for h in range(attention.shape[1]):
                     rows[h][w_start:w_end] = [float(x) for x in attention[s, h, :length]]
             token_offset += length
@@ -626,7 +641,7 @@ class LisaSRL(TrainablePipe):
         """One-to-one token maps predicted→reference and reference→predicted (-1 where
         a token has no one-to-one partner: its gold is masked, not guessed)."""
         pred, ref = eg.predicted, eg.reference
-        if len(pred) == len(ref) and all(a.text == b.text for a, b in zip(pred, ref)):
+        if len(pred) == len(ref) and all(a.text == b.text for a, b in zip(pred, ref, strict=True)):
             ident = np.arange(len(pred), dtype="i")
             return ident, ident.copy()
         x2y, y2x = eg.alignment.x2y, eg.alignment.y2x
@@ -659,9 +674,17 @@ class LisaSRL(TrainablePipe):
                     if j >= 0:
                         gold_heads[i] = r2p[ref[int(j)].head.i]
             heads.append(gold_heads)
-            preds = sorted({int(r2p[f.predicate.start]) for f in ref._.srl_frames if r2p[f.predicate.start] >= 0})
+            preds = sorted(
+                {
+                    int(r2p[f.predicate.start])
+                    for f in ref._.srl_frames
+                    if r2p[f.predicate.start] >= 0
+                }
+            )
             predicates.append(np.asarray(preds, dtype="i"))
-        mode = {"gold": "given", "predicted": "argmax", "scheduled": "scheduled"}[self.cfg["teacher_forcing"]]
+        mode = {"gold": "given", "predicted": "argmax", "scheduled": "scheduled"}[
+            self.cfg["teacher_forcing"]
+        ]
         if not any_gold_parse:
             mode = "argmax"
         return LisaBatch(
@@ -776,7 +799,7 @@ class LisaSRL(TrainablePipe):
         )
 
     # ---------------------------------------------------------------- serialisation ----
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "LisaSRL":
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> LisaSRL:
         self._validate_serialization_attrs()
         msg = srsly.msgpack_loads(bytes_data)
         if "cfg" not in exclude and "cfg" in msg:
@@ -788,7 +811,7 @@ class LisaSRL(TrainablePipe):
             self.model.from_bytes(msg["model"])
         return self
 
-    def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "LisaSRL":
+    def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> LisaSRL:
         self._validate_serialization_attrs()
 
         def load_model(p: Any) -> None:
@@ -816,7 +839,7 @@ def _write_parse(doc: Doc, heads: List[int], deps: List[str]) -> None:
     from spacy.attrs import DEP, HEAD
 
     array = np.zeros((len(doc), 2), dtype="uint64")
-    for i, (h, d) in enumerate(zip(heads, deps)):
+    for i, (h, d) in enumerate(zip(heads, deps, strict=True)):
         array[i, 0] = np.uint64(np.int64(h - i).astype("uint64"))
         array[i, 1] = doc.vocab.strings.add(d or "dep")
     doc.from_array([HEAD, DEP], array)

@@ -115,9 +115,7 @@ def make_reference(nlp: Language, sentence) -> Doc:
 
 
 def make_examples(nlp: Language) -> List[Example]:
-    return [
-        Example(nlp.make_doc(" ".join(s[0])), make_reference(nlp, s)) for s in SENTENCES
-    ]
+    return [Example(nlp.make_doc(" ".join(s[0])), make_reference(nlp, s)) for s in SENTENCES]
 
 
 def make_nlp(**config) -> Language:
@@ -299,8 +297,16 @@ def test_injected_parse_changes_the_frames():
     examples = []
     for heads, roles in (PP_VERB_ATTACHED, PP_NOUN_ATTACHED):
         deps = PP_DEPS if heads[6] == 1 else PP_DEPS[:6] + ["nmod"]
-        ref = Doc(nlp.vocab, words=PP_WORDS, tags=["PRP", "VBD", "DT", "NN", "IN", "DT", "NN"], heads=heads, deps=deps)
-        set_srl_frames(ref, [{"predicate": [1, 2], "roleset": "see.01", "roles": [list(r) for r in roles]}])
+        ref = Doc(
+            nlp.vocab,
+            words=PP_WORDS,
+            tags=["PRP", "VBD", "DT", "NN", "IN", "DT", "NN"],
+            heads=heads,
+            deps=deps,
+        )
+        set_srl_frames(
+            ref, [{"predicate": [1, 2], "roleset": "see.01", "roles": [list(r) for r in roles]}]
+        )
         examples.append(Example(Doc(nlp.vocab, words=PP_WORDS), ref))
     examples += make_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
