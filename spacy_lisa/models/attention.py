@@ -1,0 +1,153 @@
+"""Self-attention encoder of LISA (Strubell et al. 2018, §2.1): sinusoidal positions,
+multi-head scaled dot-product self-attention and the residual encoder layer.
+
+Plain torch modules that know nothing of spaCy. The interface other modules rely on:
+
+- ``MultiHeadSelfAttention(width, n_heads, dropout)`` with
+  ``forward(x [B, T, d], mask [B, T] (True = real token), override_head [B, T, T] | None)
+  -> [B, T, d]``; ``override_head`` replaces head 0's attention probabilities, which is how
+  the syntactically-informed head takes the place of one head of layer p.
+- ``EncoderLayer(attention, width, ffn_width, dropout)`` wraps any module with that
+  signature (e.g. :class:`~spacy_lisa.models.relative_attention.RelativeMultiHeadSelfAttention`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ..errors import Errors
+
+# Same value as spacy_lisa.models.types.MASK_VALUE (kept here so this module needs no
+# spaCy import): large enough that exp() underflows to 0, small enough for float16.
+MASK_VALUE = -1e4
+# LISA uses leaky ReLU in the feed-forward (Maas et al. 2013); torch's default slope
+LEAKY_SLOPE = 0.01
+
+
+def sinusoidal_positions(
+    length: int, width: int, *, device: Optional[torch.device] = None
+) -> Tensor:
+    """Vaswani et al. (2017) position encoding: [length, width], float32.
+
+    PE[t, 2i] = sin(t / 10000^(2i/d)), PE[t, 2i+1] = cos(t / 10000^(2i/d)). Positions are
+    counted from the start of each window, so a sentence gets the same encoding alone or
+    padded in a batch.
+    """
+    position = torch.arange(length, device=device, dtype=torch.float32)[:, None]  # [T, 1]
+    n_pairs = (width + 1) // 2
+    freq = torch.exp(
+        torch.arange(n_pairs, device=device, dtype=torch.float32)
+        * (-2.0 * math.log(10000.0) / width)
+    )  # [ceil(d/2)]
+    angles = position * freq[None, :]  # [T, ceil(d/2)]
+    encoding = torch.zeros(length, 2 * n_pairs, device=device)
+    encoding[:, 0::2] = torch.sin(angles)
+    encoding[:, 1::2] = torch.cos(angles)
+    return encoding[:, :width]  # odd widths drop the last cosine
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """Multi-head scaled dot-product self-attention (Vaswani et al. 2017, eqs. 2-3 of
+    LISA): A_h = softmax(d_k^-0.5 Q_h K_h^T), M_h = A_h V_h, heads concatenated and
+    mixed by an output projection. Padding keys are masked in every softmax; padding
+    query rows are computed but meaningless (callers ignore them)."""
+
+    def __init__(self, width: int, n_heads: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        if n_heads < 1 or width % n_heads != 0:
+            raise ValueError(
+                Errors.E200.format(layer=type(self).__name__, width=width, n_heads=n_heads)
+            )
+        self.width = width
+        self.n_heads = n_heads
+        self.head_width = width // n_heads
+        self.qkv = nn.Linear(width, 3 * width)  # Q, K, V of all heads in one matmul
+        self.output = nn.Linear(width, width)
+        self.dropout = dropout  # on attention probabilities
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.xavier_uniform_(self.qkv.weight)
+        nn.init.zeros_(self.qkv.bias)
+        nn.init.xavier_uniform_(self.output.weight)
+        nn.init.zeros_(self.output.bias)
+
+    def forward(self, x: Tensor, mask: Tensor, override_head: Optional[Tensor] = None) -> Tensor:
+        """x [B, T, d], mask [B, T] bool (True = real token), override_head [B, T, T]
+        (rows: queries, columns: keys; replaces head 0's probabilities) -> [B, T, d]."""
+        B, T, _ = x.shape
+        H, dh = self.n_heads, self.head_width
+        mask = mask.to(torch.bool)
+        qkv = self.qkv(x).view(B, T, 3, H, dh).permute(2, 0, 3, 1, 4)  # [3, B, H, T, dh]
+        q, k, v = qkv[0], qkv[1], qkv[2]  # [B, H, T, dh]
+        key_mask = mask[:, None, None, :]  # [B, 1, 1, T]
+        p_drop = self.dropout if self.training else 0.0
+        if override_head is None:
+            context = self._attend(q, k, v, key_mask, p_drop)  # [B, H, T, dh]
+        else:
+            # head 0 aggregates its values with the given distribution (the parse); no
+            # dropout there: teacher-forced one-hot rows must stay one-hot
+            given = override_head.to(v.dtype) * key_mask[:, 0]  # [B, T, T]
+            head0 = torch.matmul(given, v[:, 0])[:, None]  # [B, 1, T, dh]
+            if H > 1:
+                rest = self._attend(q[:, 1:], k[:, 1:], v[:, 1:], key_mask, p_drop)
+                context = torch.cat([head0, rest], dim=1)  # [B, H, T, dh]
+            else:
+                context = head0
+        context = context.transpose(1, 2).reshape(B, T, H * dh)  # heads concatenated
+        return self.output(context)
+
+    @staticmethod
+    def _attend(q: Tensor, k: Tensor, v: Tensor, key_mask: Tensor, p_drop: float) -> Tensor:
+        """Masked scaled dot-product attention, [B, h, T, dh] -> [B, h, T, dh].
+
+        torch's fused kernel (flash / memory-efficient on CPU and GPU) with an additive
+        mask of MASK_VALUE, so it computes exactly softmax(QK^T/sqrt(dh) + mask) V."""
+        bias = torch.zeros(key_mask.shape, dtype=q.dtype, device=q.device)
+        bias = bias.masked_fill(~key_mask, MASK_VALUE)  # [B, 1, 1, T]
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p_drop)
+
+    def attention_probs(self, x: Tensor, mask: Tensor) -> Tensor:
+        """The attention distributions of all heads, [B, H, T, T] (no dropout): for
+        inspection and tests, the forward pass never materialises them."""
+        B, T, _ = x.shape
+        qkv = self.qkv(x).view(B, T, 3, self.n_heads, self.head_width).permute(2, 0, 3, 1, 4)
+        scores = torch.matmul(qkv[0], qkv[1].transpose(-1, -2)) / math.sqrt(self.head_width)
+        scores = scores.masked_fill(~mask.to(torch.bool)[:, None, None, :], MASK_VALUE)
+        return torch.softmax(scores, dim=-1)
+
+
+class EncoderLayer(nn.Module):
+    """One LISA self-attention layer (eq. 1): s_j = LN(s_{j-1} + T(s_{j-1})), where T is
+    the attention followed by a feed-forward of two linear maps, each followed by leaky
+    ReLU (§2.1; the draft's eq. 4 has the same single residual).
+
+    One residual around attention + feed-forward, as the paper writes it, rather than
+    Vaswani's two sublayers each with its own residual and LayerNorm."""
+
+    def __init__(self, attention: nn.Module, width: int, ffn_width: int, dropout: float = 0.0):
+        super().__init__()
+        self.attention = attention
+        self.ffn_in = nn.Linear(width, ffn_width)
+        self.ffn_out = nn.Linear(ffn_width, width)
+        self.dropout = nn.Dropout(dropout)
+        self.norm = nn.LayerNorm(width)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for linear in (self.ffn_in, self.ffn_out):
+            nn.init.kaiming_uniform_(linear.weight, a=LEAKY_SLOPE, nonlinearity="leaky_relu")
+            nn.init.zeros_(linear.bias)
+        self.norm.reset_parameters()
+
+    def forward(self, x: Tensor, mask: Tensor, override_head: Optional[Tensor] = None) -> Tensor:
+        """x [B, T, d], mask [B, T] -> [B, T, d]."""
+        attended = self.attention(x, mask, override_head=override_head)  # [B, T, d]
+        hidden = F.leaky_relu(self.ffn_in(self.dropout(attended)), LEAKY_SLOPE)  # [B, T, f]
+        transformed = F.leaky_relu(self.ffn_out(self.dropout(hidden)), LEAKY_SLOPE)
+        return self.norm(x + self.dropout(transformed))

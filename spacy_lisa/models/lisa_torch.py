@@ -1,0 +1,232 @@
+"""The LISA network (Strubell et al. 2018) as one torch module.
+
+One pass over a batch of padded windows predicts, from the bottom up:
+
+1. input projection of the token vectors to the model width (+ sinusoidal positions
+   unless ``positions="relative"``, whose attention encodes positions itself);
+2. J encoder layers; after layer r (``tag_layer``) the joint POS/predicate classifier;
+   at layer p (``parse_layer``) the syntactically-informed head: parent logits from
+   S^(p-1), and head 0 of layer p aggregates its values with the chosen parse;
+3. optionally a top layer (e.g. a Label Attention Layer) on S^(J);
+4. the role scorer over S^(J) (or the top layer's output) for every predicate: the given
+   ones, or those the tag classifier just predicted (layer r is below the top).
+
+No predicate-indicator embedding is added to the input: the paper adds one only when it
+re-encodes the sentence per gold predicate; here every predicate is scored from one
+encoding, and the tag classifier (above the input) would learn to copy an indicator of
+gold predicates and fail when predicates must be predicted.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ..errors import Errors
+from .attention import (
+    LEAKY_SLOPE,
+    MASK_VALUE,
+    EncoderLayer,
+    MultiHeadSelfAttention,
+    sinusoidal_positions,
+)
+from .biaffine import SyntacticHead
+from .role_scorer import BilinearRoleScorer
+
+POSITIONS = ("absolute", "relative")
+OWN_PARSE_MODES = ("soft", "argmax")
+
+
+class LisaTorchOutput(NamedTuple):
+    """What :meth:`LisaTorchModel.forward` returns (padded; B windows of T tokens)."""
+
+    tag_scores: Tensor  # [B, T, n_tags] joint POS/predicate logits (padding rows: junk)
+    head_scores: Tensor  # [B, T, T] parent logits, masked columns MASK_VALUE; [B, 0, 0] if p=0
+    dep_scores: Tensor  # [B, T, n_deps] labels for used_heads; [B, 0, n_deps] if p=0
+    role_scores: Tensor  # [F, T, n_roles] BIO role logits, padding columns MASK_VALUE
+    frame_window: Tensor  # [F] long, window of each scored predicate
+    frame_pos: Tensor  # [F] long, token offset of each predicate in its window
+    used_heads: Optional[Tensor]  # [B, T] long parents the upper layers used; None if p=0
+    label_attention: Optional[Tensor]  # [B, H, T] from a Label Attention top layer, or None
+
+
+def check_layers(depth: int, tag_layer: int, parse_layer: int) -> None:
+    """1 <= r < p <= J, or p = 0 (no syntactic head: the paper's SA baseline) and
+    1 <= r <= J. Raises ValueError (E150)."""
+    if parse_layer == 0:
+        ok = 1 <= tag_layer <= depth
+    else:
+        ok = 1 <= tag_layer < parse_layer <= depth
+    if not ok:
+        raise ValueError(
+            Errors.E150.format(tag_layer=tag_layer, parse_layer=parse_layer, depth=depth)
+        )
+
+
+class LisaTorchModel(nn.Module):
+    """LISA: self-attention encoder + joint POS/predicate tagger + syntactically-informed
+    head + role scorer. See the module docstring for the order of computation."""
+
+    def __init__(
+        self,
+        n_in: int,
+        n_tags: int,
+        n_deps: int,
+        n_roles: int,
+        *,
+        width: int = 256,
+        depth: int = 4,
+        n_heads: int = 8,
+        ffn_width: int = 512,
+        dropout: float = 0.1,
+        attention_dropout: float = 0.1,
+        tag_layer: int = 1,
+        parse_layer: int = 2,
+        parse_dep_width: int = 256,
+        parse_head_width: int = 128,
+        role_width: int = 200,
+        positions: str = "absolute",
+        role_scorer: Optional[Callable[[int, int], nn.Module]] = None,
+        top_layer: Optional[Callable[[int], nn.Module]] = None,
+    ) -> None:
+        super().__init__()
+        check_layers(depth, tag_layer, parse_layer)
+        if positions not in POSITIONS:
+            raise ValueError(
+                Errors.E024.format(
+                    value=positions, option="positions", choices=", ".join(POSITIONS)
+                )
+            )
+        self.width = width
+        self.tag_layer = tag_layer
+        self.parse_layer = parse_layer
+        self.positions = positions
+        self.n_deps = n_deps
+        self.input_proj = nn.Linear(n_in, width)
+        self.input_dropout = nn.Dropout(dropout)
+        layers = []
+        for _ in range(depth):
+            attention: nn.Module
+            if positions == "relative":
+                # imported here: only this option needs the FLAT module
+                from .relative_attention import RelativeMultiHeadSelfAttention
+
+                attention = RelativeMultiHeadSelfAttention(width, n_heads, attention_dropout)
+            else:
+                attention = MultiHeadSelfAttention(width, n_heads, attention_dropout)
+            layers.append(EncoderLayer(attention, width, ffn_width, dropout))
+        self.layers = nn.ModuleList(layers)
+        # joint POS/predicate classifier: an MLP to a 200d representation (App. A.4 of
+        # the paper sizes it like the predicate/role representations), then linear
+        self.tag_hidden = nn.Linear(width, role_width)
+        self.tag_output = nn.Linear(role_width, n_tags)
+        self.tag_dropout = nn.Dropout(dropout)
+        self.parser: Optional[SyntacticHead] = None
+        if parse_layer > 0:
+            self.parser = SyntacticHead(width, parse_dep_width, parse_head_width, n_deps, dropout)
+        self.top: Optional[nn.Module] = top_layer(width) if top_layer is not None else None
+        self.role_scorer: nn.Module = (
+            role_scorer(width, n_roles)
+            if role_scorer is not None
+            else BilinearRoleScorer(width, n_roles, role_width, dropout)
+        )
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Initialise the layers this module owns (the submodules initialise themselves)."""
+        nn.init.xavier_uniform_(self.input_proj.weight)
+        nn.init.zeros_(self.input_proj.bias)
+        nn.init.kaiming_uniform_(self.tag_hidden.weight, a=LEAKY_SLOPE, nonlinearity="leaky_relu")
+        nn.init.zeros_(self.tag_hidden.bias)
+        nn.init.xavier_uniform_(self.tag_output.weight)
+        nn.init.zeros_(self.tag_output.bias)
+
+    def forward(
+        self,
+        x: Tensor,
+        mask: Tensor,
+        *,
+        heads: Optional[Tensor] = None,
+        given_rows: Optional[Tensor] = None,
+        own_parse: str = "soft",
+        frame_window: Optional[Tensor] = None,
+        frame_pos: Optional[Tensor] = None,
+        predicate_tags: Optional[Tensor] = None,
+    ) -> LisaTorchOutput:
+        """Score a batch of padded windows.
+
+        x [B, T, n_in] token vectors; mask [B, T] bool (True = real token).
+        heads [B, T] long: injected parse as parent offsets in the window (-1 = unknown,
+        a self-loop); given_rows [B] bool: windows whose upper layers follow ``heads``
+        (all False / None: every window follows the model's own parse, ``own_parse``
+        "soft" or "argmax"). frame_window / frame_pos [F] long: the predicates to score;
+        None: predict them (argmax tag in ``predicate_tags`` [n_tags] bool).
+        """
+        B, T, _ = x.shape
+        mask = mask.to(torch.bool)
+        if own_parse not in OWN_PARSE_MODES:
+            raise ValueError(
+                Errors.E026.format(value=own_parse, choices=", ".join(OWN_PARSE_MODES))
+            )
+        states = self.input_proj(x)  # [B, T, d]
+        if self.positions == "absolute":
+            states = states + sinusoidal_positions(T, self.width, device=x.device).to(states.dtype)
+        states = self.input_dropout(states)
+        tag_scores: Optional[Tensor] = None
+        parse = None
+        for j, layer in enumerate(self.layers, start=1):
+            override = None
+            if j == self.parse_layer and self.parser is not None:
+                parse = self.parser(
+                    states, mask, heads=heads, given_rows=given_rows, own_mode=own_parse
+                )
+                override = parse.attention  # [B, T, T] replaces head 0 of layer p
+            states = layer(states, mask, override_head=override)  # [B, T, d]
+            if j == self.tag_layer:
+                hidden = F.leaky_relu(self.tag_hidden(states), LEAKY_SLOPE)
+                tag_scores = self.tag_output(self.tag_dropout(hidden))  # [B, T, n_tags]
+        assert tag_scores is not None  # tag_layer <= depth, checked in __init__
+        if frame_window is None or frame_pos is None:
+            frame_window, frame_pos = self.predict_predicates(tag_scores, mask, predicate_tags)
+        label_attention = None
+        if self.top is not None:
+            states, label_attention = self.top(states, mask)  # [B, T, d], [B, H, T]
+        role_scores = self.role_scorer(states, mask, frame_window, frame_pos)  # [F, T, L]
+        # padding columns of each frame's window
+        role_scores = role_scores.masked_fill(~mask[frame_window][..., None], MASK_VALUE)
+        if parse is None:
+            head_scores = x.new_zeros(B, 0, 0)
+            dep_scores = x.new_zeros(B, 0, self.n_deps)
+            used_heads = None
+        else:
+            head_scores, dep_scores, used_heads = (
+                parse.head_scores,
+                parse.dep_scores,
+                parse.used_heads,
+            )
+        return LisaTorchOutput(
+            tag_scores=tag_scores,
+            head_scores=head_scores,
+            dep_scores=dep_scores,
+            role_scores=role_scores,
+            frame_window=frame_window,
+            frame_pos=frame_pos,
+            used_heads=used_heads,
+            label_attention=label_attention,
+        )
+
+    @staticmethod
+    def predict_predicates(
+        tag_scores: Tensor, mask: Tensor, predicate_tags: Optional[Tensor]
+    ) -> tuple[Tensor, Tensor]:
+        """Tokens whose argmax joint label is a TAG:PREDICATE label, in window then token
+        order: (frame_window [F], frame_pos [F])."""
+        if predicate_tags is None or predicate_tags.numel() == 0:
+            empty = torch.zeros(0, dtype=torch.long, device=tag_scores.device)
+            return empty, empty.clone()
+        is_predicate = predicate_tags.to(torch.bool)[tag_scores.argmax(dim=-1)] & mask  # [B, T]
+        found = is_predicate.nonzero()  # [F, 2], row-major: window, then position
+        return found[:, 0], found[:, 1]

@@ -1,0 +1,99 @@
+"""The LISA objective (eq. 7) and its gradients, in ``ops`` arrays (numpy or cupy).
+
+    L = 1/N * sum_t [ w_role * sum_f CE(role_ft) + w_tag * CE(tag_t)
+                      + w_head * CE(head_t) + w_dep * CE(dep_t) ]
+
+N is the number of real tokens in the batch (the rows of ``tag_scores``): eq. 7 averages
+over the T tokens of a sentence, here over the tokens of the whole batch, so every term
+has the same per-token normalisation and the gradient does not depend on how sentences
+are grouped into batches. Each cross-entropy's gradient with respect to its logits is
+``(softmax - one_hot) * weight / N``; targets of ``-1`` (padding, unaligned gold,
+unknown labels) contribute neither loss nor gradient.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Tuple, cast
+
+from thinc.api import Ops
+from thinc.types import ArrayXd, Floats2d, Floats3d
+
+from ..errors import Errors
+from .types import LisaOutput, LisaTargets, LossWeights
+
+
+def lisa_loss(
+    ops: Ops, output: LisaOutput, targets: LisaTargets, weights: LossWeights
+) -> Tuple[float, LisaOutput]:
+    """Loss of one batch and its gradients with respect to the logits of ``output``.
+
+    Returns (loss, gradients): a :class:`LisaOutput` whose score arrays hold the
+    gradients (zeros for masked positions; empty head/dep arrays stay empty, as for a
+    model without syntactic head, ``parse_layer = 0``).
+    """
+    n_tokens = max(1, int(output.tag_scores.shape[0]))
+    scale = 1.0 / n_tokens
+    _check("tags", targets.tags, output.tag_scores, "tag_scores")
+    _check("roles", targets.roles, output.role_scores, "role_scores")
+    total = 0.0
+    loss, d_tags = _cross_entropy(ops, output.tag_scores, targets.tags, weights.tag * scale)
+    total += loss
+    loss, d_roles = _cross_entropy(ops, output.role_scores, targets.roles, weights.role * scale)
+    total += loss
+    if output.head_scores.size:
+        _check("heads", targets.heads, output.head_scores, "head_scores")
+        loss, d_heads = _cross_entropy(ops, output.head_scores, targets.heads, weights.head * scale)
+        total += loss
+    else:  # no syntactic head: nothing to learn there
+        d_heads = ops.xp.zeros_like(output.head_scores)
+    if output.dep_scores.size:
+        _check("deps", targets.deps, output.dep_scores, "dep_scores")
+        loss, d_deps = _cross_entropy(ops, output.dep_scores, targets.deps, weights.dep * scale)
+        total += loss
+    else:
+        d_deps = ops.xp.zeros_like(output.dep_scores)
+    gradients = LisaOutput(
+        windows=output.windows,
+        tag_scores=cast(Floats2d, d_tags),
+        head_scores=cast(Floats3d, d_heads),
+        dep_scores=cast(Floats3d, d_deps),
+        frames=output.frames,
+        role_scores=cast(Floats3d, d_roles),
+        label_attention=None,
+        used_heads=None,
+    )
+    return total, gradients
+
+
+def _check(name: str, target: ArrayXd, scores: ArrayXd, scores_name: str) -> None:
+    expected = tuple(scores.shape[:-1])
+    if tuple(target.shape) != expected:
+        raise ValueError(
+            Errors.E158.format(
+                name=name, shape=tuple(target.shape), scores=scores_name, expected=expected
+            )
+        )
+
+
+def _cross_entropy(ops: Ops, scores: Any, target: Any, weight: float) -> Tuple[float, Any]:
+    """Summed CE over all positions with target >= 0, times ``weight``; and its gradient
+    (same shape as ``scores``). scores [..., C] logits, target [...] int; numpy or cupy
+    arrays (typed Any: the maths is plain xp broadcasting, beyond thinc's array types)."""
+    xp = ops.xp
+    n_classes = scores.shape[-1]
+    flat = scores.reshape((-1, n_classes)).astype("float32", copy=False)  # [M, C]
+    gold = target.reshape((-1,)).astype("int64", copy=False)  # [M]
+    if flat.shape[0] == 0 or n_classes == 0:
+        return 0.0, xp.zeros(scores.shape, dtype="float32")
+    valid = gold >= 0
+    rows = xp.nonzero(valid)[0]
+    cols = gold[rows]
+    # log-softmax, shifted by the row max so exp never overflows
+    shifted = flat - flat.max(axis=-1, keepdims=True)
+    log_norm = xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
+    log_probs = shifted - log_norm  # [M, C]
+    loss = -float(log_probs[rows, cols].sum()) * weight
+    d_flat = xp.exp(log_probs)  # softmax
+    d_flat[rows, cols] -= 1.0
+    d_flat *= valid[:, None] * weight  # masked rows: no gradient at all
+    return loss, d_flat.reshape(scores.shape).astype("float32", copy=False)
