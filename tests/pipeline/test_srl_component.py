@@ -435,3 +435,19 @@ def test_scores_from_evaluate(trained_nlp):
     for key in ("srl_p", "srl_r", "srl_f", "srl_pred_f"):
         assert 0.0 <= scores[key] <= 1.0
     assert scores["srl_f"] > 0.9
+
+
+def test_transition_weight_scales_viterbi_transitions(trained_nlp):
+    srl = trained_nlp.get_pipe("lisa_srl")
+    saved = (srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"])
+    try:
+        srl.cfg["transition_weight"] = 0.0
+        weight_zero = [frames_of(d) for d in trained_nlp.pipe(TEXTS)]
+        srl.cfg["transitions"] = srl.cfg["start"] = None  # hard BIO constraints only
+        assert [frames_of(d) for d in trained_nlp.pipe(TEXTS)] == weight_zero
+        srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"] = saved
+        srl.cfg["transition_weight"] = 0.25
+        reloaded = make_nlp().from_bytes(trained_nlp.to_bytes())
+        assert reloaded.get_pipe("lisa_srl").cfg["transition_weight"] == 0.25
+    finally:
+        srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"] = saved
