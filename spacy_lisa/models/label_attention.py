@@ -10,6 +10,7 @@ Both builders return a constructor rather than a module: the LISA model knows it
 (and the number of role labels) only once it is initialised, and calls it then.
 """
 
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
 from spacy.util import registry
@@ -44,19 +45,25 @@ def label_attention_layer(
     paper found 0 best). dropout: attention (and feed-forward) dropout.
     """
 
-    def build(width: int) -> "nn.Module":
-        from .lal import LabelAttentionLayer
+    # a partial of a module-level function, not a closure, so that pipelines pickle
+    return partial(
+        _make_label_attention_layer,
+        n_heads=n_heads,
+        head_width=head_width,
+        ffn=ffn,
+        residual_dropout=residual_dropout,
+        dropout=dropout,
+    )
 
-        return LabelAttentionLayer(
-            width,
-            n_heads,
-            head_width,
-            ffn=ffn,
-            residual_dropout=residual_dropout,
-            dropout=dropout,
-        )
 
-    return build
+def _make_label_attention_layer(
+    width: int, *, n_heads: int, head_width: int, ffn: bool, residual_dropout: float, dropout: float
+) -> "nn.Module":
+    from .lal import LabelAttentionLayer
+
+    return LabelAttentionLayer(
+        width, n_heads, head_width, ffn=ffn, residual_dropout=residual_dropout, dropout=dropout
+    )
 
 
 @registry.architectures("spacy-lisa.LANRoleScorer.v1")
@@ -74,19 +81,28 @@ def lan_role_scorer(
     (even, divisible by n_heads). dropout: on each layer's input.
     """
 
-    def build(width: int, n_labels: int) -> "nn.Module":
-        from .lan import LabelAttentionRoleDecoder
+    return partial(
+        _make_lan_role_scorer,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        hidden_width=hidden_width,
+        dropout=dropout,
+    )
 
-        return LabelAttentionRoleDecoder(
-            width,
-            n_labels,
-            n_layers=n_layers,
-            n_heads=n_heads,
-            hidden_width=hidden_width,
-            dropout=dropout,
-        )
 
-    return build
+def _make_lan_role_scorer(
+    width: int, n_labels: int, *, n_layers: int, n_heads: int, hidden_width: int, dropout: float
+) -> "nn.Module":
+    from .lan import LabelAttentionRoleDecoder
+
+    return LabelAttentionRoleDecoder(
+        width,
+        n_labels,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        hidden_width=hidden_width,
+        dropout=dropout,
+    )
 
 
 def __getattr__(name: str) -> Any:

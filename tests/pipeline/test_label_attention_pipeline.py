@@ -1,0 +1,82 @@
+"""lisa_srl with the label-attention options (LAN role scorer, LAL top layer, FLAT relative
+positions): they train through the component, survive serialisation, and the LAL
+attention is stored on the doc when asked."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+from test_srl_component import TEXTS, TINY_MODEL, frames_of, make_examples
+
+VARIANTS = {
+    "lan": {
+        "role_scorer": {
+            "@architectures": "spacy-lisa.LANRoleScorer.v1",
+            "n_layers": 2,
+            "hidden_width": 32,
+        }
+    },
+    "lal": {
+        "top_layer": {
+            "@architectures": "spacy-lisa.LabelAttentionLayer.v1",
+            "n_heads": 4,
+            "head_width": 8,
+        }
+    },
+    "relative": {"positions": "relative"},
+}
+
+
+def train_variant(name: str, **component):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lisa_srl", config={"model": {**TINY_MODEL, **VARIANTS[name]}, **component})
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(60):
+        nlp.update(examples, sgd=optimizer)
+    return nlp
+
+
+@pytest.fixture(scope="module", params=sorted(VARIANTS))
+def variant_nlp(request):
+    return request.param, train_variant(request.param, store_attention=request.param == "lal")
+
+
+def test_variant_learns_and_round_trips(variant_nlp, tmp_path):
+    name, nlp = variant_nlp
+    doc = nlp(TEXTS[0])
+    assert [f.predicate.text for f in doc._.srl_frames] == ["sold"], name
+    assert ("John", "ARG0") in [(r.text, r.label_) for r in doc._.srl_frames[0].roles], name
+    expected = [frames_of(nlp(t)) for t in TEXTS]
+    nlp.to_disk(tmp_path / name)
+    assert [frames_of(spacy.load(tmp_path / name)(t)) for t in TEXTS] == expected
+    assert [frames_of(pickle.loads(pickle.dumps(nlp))(t)) for t in TEXTS] == expected
+    config = {"model": {**TINY_MODEL, **VARIANTS[name]}}
+    fresh = spacy.blank("en")
+    fresh.add_pipe("lisa_srl", config=config)
+    assert [frames_of(fresh.from_bytes(nlp.to_bytes())(t)) for t in TEXTS] == expected
+
+
+def test_lal_attention_is_stored_and_serialisable(variant_nlp):
+    name, nlp = variant_nlp
+    doc = nlp(TEXTS[2])
+    attention = doc._.srl_label_attention
+    if name != "lal":
+        assert attention is None
+        return
+    assert attention["heads"] == [f"head_{i}" for i in range(4)]
+    weights = np.asarray(attention["weights"])
+    assert weights.shape == (4, len(doc))
+    # one sentence = one window: each head's attention is a distribution over its words
+    assert np.allclose(weights.sum(axis=1), 1.0, atol=1e-4)
+    restored = Doc(nlp.vocab).from_bytes(doc.to_bytes())
+    assert np.allclose(np.asarray(restored._.srl_label_attention["weights"]), weights)
+    # and it can be shown: the render page carries a heatmap row per head
+    import spacy_lisa
+
+    html = spacy_lisa.render(doc)
+    assert all(f"head_{i}" in html for i in range(4))
