@@ -39,12 +39,14 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         str(ewt),
         "--vars.n_sents_limit",
         "300",
-        "--vars.train_overrides",
-        "--training.max_steps 6 --training.eval_frequency 3 --nlp.batch_size 64",
+        "--vars.max_steps",
+        "6",
+        "--vars.parser_max_steps",
+        "6",
     ]
     spacy = [sys.executable, "-m", "spacy", "project", "run"]
     for step in ("convert", "train-parser", "train", "evaluate", "package"):
-        _run(spacy + [step, *overrides], project)
+        _run(spacy + [step, ".", *overrides], project)
 
     stats = json.loads((project / "corpus/train.stats.json").read_text())
     assert 0 < stats["sentences"] <= 300 and stats["predicates"] > 0
