@@ -12,6 +12,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
+from srl_testing import TINY_MODEL
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
@@ -62,37 +63,6 @@ SENTENCES: List[Tuple[List[str], List[str], List[int], List[str], List[Any]]] = 
     ),
 ]
 
-TINY_MODEL: Dict[str, Any] = {
-    "@architectures": "spacy-lisa.LISA.v1",
-    "width": 32,
-    "depth": 3,
-    "n_heads": 4,
-    "ffn_width": 64,
-    "dropout": 0.0,
-    "attention_dropout": 0.0,
-    "tag_layer": 1,
-    "parse_layer": 2,
-    "parse_dep_width": 32,
-    "parse_head_width": 32,
-    "role_width": 32,
-    "tok2vec": {
-        "@architectures": "spacy.Tok2Vec.v2",
-        "embed": {
-            "@architectures": "spacy.MultiHashEmbed.v2",
-            "width": 32,
-            "attrs": ["ORTH", "NORM", "SHAPE"],
-            "rows": [500, 500, 100],
-            "include_static_vectors": False,
-        },
-        "encode": {
-            "@architectures": "spacy.MaxoutWindowEncoder.v2",
-            "width": 32,
-            "depth": 1,
-            "window_size": 1,
-            "maxout_pieces": 2,
-        },
-    },
-}
 
 SCORE_KEYS = ("srl_p", "srl_r", "srl_f", "srl_pred_p", "srl_pred_r", "srl_pred_f")
 ACCURACY_KEYS = ("srl_uas", "srl_las", "srl_pos_acc")

@@ -16,5 +16,7 @@ def test_configs_are_found():
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_config_is_valid(path, capsys):
     # debug_config exits (SystemExit) on a validation error; paths need not exist for it
-    debug_config(path, overrides={"paths.train": "corpus/train.spacy", "paths.dev": "corpus/dev.spacy"})
+    debug_config(
+        path, overrides={"paths.train": "corpus/train.spacy", "paths.dev": "corpus/dev.spacy"}
+    )
     assert "Config is valid" in capsys.readouterr().out

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
-from test_srl_component import TEXTS, TINY_MODEL, frames_of, make_examples
+from srl_testing import TINY_MODEL
+from test_srl_component import TEXTS, frames_of, make_examples
 
 VARIANTS = {
     "lan": {

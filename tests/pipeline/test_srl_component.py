@@ -13,6 +13,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
+from srl_testing import TINY_MODEL
 
 from spacy_lisa.frames import set_srl_frames
 
@@ -67,38 +68,6 @@ SENTENCES = [
         [(1, "give.01", [(0, 1, "ARG0"), (2, 3, "ARG2"), (3, 4, "ARG1")])],
     ),
 ]
-
-TINY_MODEL = {
-    "@architectures": "spacy-lisa.LISA.v1",
-    "width": 32,
-    "depth": 3,
-    "n_heads": 4,
-    "ffn_width": 64,
-    "dropout": 0.0,
-    "attention_dropout": 0.0,
-    "tag_layer": 1,
-    "parse_layer": 2,
-    "parse_dep_width": 32,
-    "parse_head_width": 32,
-    "role_width": 32,
-    "tok2vec": {
-        "@architectures": "spacy.Tok2Vec.v2",
-        "embed": {
-            "@architectures": "spacy.MultiHashEmbed.v2",
-            "width": 32,
-            "attrs": ["ORTH", "NORM", "SHAPE"],
-            "rows": [500, 500, 100],
-            "include_static_vectors": False,
-        },
-        "encode": {
-            "@architectures": "spacy.MaxoutWindowEncoder.v2",
-            "width": 32,
-            "depth": 1,
-            "window_size": 1,
-            "maxout_pieces": 2,
-        },
-    },
-}
 
 
 def make_reference(nlp: Language, sentence) -> Doc:
