@@ -1,8 +1,8 @@
-"""CPU throughput of the default CPU model: spacy.Tok2Vec.v2 (hash embeddings, width 96,
-4 maxout window layers) + spacy-lisa.LISA.v1 with its defaults, through the Thinc model
-as the component runs it.
+"""CPU throughput of the project's CPU model (``configs/lisa_cpu.cfg``: spacy.Tok2Vec.v2
+hash embeddings + spacy-lisa.LISA.v1), through the Thinc model as the component runs it.
 
-    python benchmarks/bench_throughput.py [--batch-words 1000] [--batches 8]
+    python benchmarks/bench_throughput.py [--config configs/lisa_cpu.cfg]
+        [--batch-words 1000] [--batches 8]
 
 Synthetic docs (random words, 10-40 tokens, 3 predicates each, random heads) in
 batches of about --batch-words words. Figures, in words per second:
@@ -21,14 +21,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from pathlib import Path
 from typing import List, Tuple
 
 import numpy
 import spacy
 import torch
 from spacy.tokens import Doc
-from spacy.util import registry
-from thinc.api import Adam, Config, Model, fix_random_seed
+from spacy.util import load_config, registry
+from thinc.api import Adam, Model, fix_random_seed
 
 from spacy_lisa.models.loss import lisa_loss
 from spacy_lisa.models.types import LisaBatch, LisaOutput, LisaTargets, LossWeights
@@ -36,27 +37,7 @@ from spacy_lisa.models.types import LisaBatch, LisaOutput, LisaTargets, LossWeig
 N_TAGS, N_DEPS, N_ROLES = 60, 50, 101
 PREDICATES_PER_DOC = 3
 
-CONFIG = """
-[model]
-@architectures = "spacy-lisa.LISA.v1"
-
-[model.tok2vec]
-@architectures = "spacy.Tok2Vec.v2"
-
-[model.tok2vec.embed]
-@architectures = "spacy.MultiHashEmbed.v2"
-width = 96
-attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
-rows = [5000, 1000, 2500, 2500]
-include_static_vectors = false
-
-[model.tok2vec.encode]
-@architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 96
-depth = 4
-window_size = 1
-maxout_pieces = 3
-"""
+REPO = Path(__file__).resolve().parents[1]
 
 
 def make_batches(n_batches: int, batch_words: int, seed: int = 0) -> List[LisaBatch]:
@@ -139,9 +120,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batch-words", type=int, default=1000)
     parser.add_argument("--batches", type=int, default=8)
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=REPO / "configs" / "lisa_cpu.cfg",
+        help="pipeline config whose [components.lisa_srl.model] is measured",
+    )
     args = parser.parse_args()
     fix_random_seed(0)
-    model = registry.resolve(Config().from_str(CONFIG))["model"]
+    pipeline_config = load_config(args.config)
+    model = registry.resolve({"model": pipeline_config["components"]["lisa_srl"]["model"]})["model"]
+    print(f"model: [components.lisa_srl.model] of {args.config}")
     model.set_dim("n_tags", N_TAGS)
     model.set_dim("n_deps", N_DEPS)
     model.set_dim("n_roles", N_ROLES)
@@ -153,8 +142,8 @@ def main() -> None:
     time_train(model, [warm_up], optimizer)
     n_params = sum(p.numel() for p in model.get_ref("lisa").shims[0]._model.parameters())
     print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads; LISA defaults "
-        f"({n_params / 1e6:.1f}M torch parameters) over Tok2Vec.v2 width 96; "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; "
+        f"{n_params / 1e6:.1f}M LISA torch parameters; "
         f"{len(batches)} batches of ~{args.batch_words} words, "
         f"{sum(len(b.docs) for b in batches) / len(batches):.0f} docs each"
     )
