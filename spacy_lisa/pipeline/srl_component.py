@@ -18,7 +18,7 @@ import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 import numpy as np
 import srsly
@@ -29,6 +29,7 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
+from thinc.types import Ints1d, Ints2d
 
 from ..bio import OUTSIDE, VERB, bio_to_spans, spans_to_bio
 from ..errors import Errors, Warnings
@@ -484,8 +485,8 @@ class LisaSRL(TrainablePipe):
                 windows.append((s, min(s + max_len, end)))
         return windows
 
-    def _doc_heads(self, doc: Doc) -> np.ndarray:
-        return np.asarray([t.head.i for t in doc], dtype="i")
+    def _doc_heads(self, doc: Doc) -> Ints1d:
+        return _ints1d([t.head.i for t in doc])
 
     def _resolve_parse_source(self, doc: Doc) -> str:
         source = self.cfg["parse_source"]
@@ -495,11 +496,11 @@ class LisaSRL(TrainablePipe):
             raise ValueError(Errors.E022.format(doc=doc.text[:40]))
         return source
 
-    def _doc_predicates(self, doc: Doc) -> np.ndarray:
+    def _doc_predicates(self, doc: Doc) -> Ints1d:
         marked = doc._.srl_predicates
         if marked is None:
             raise ValueError(Errors.E023.format(doc=doc.text[:40]))
-        return np.asarray(sorted(marked), dtype="i")
+        return _ints1d(sorted(marked))
 
     # ---------------------------------------------------------------- predict ----------
     def predict(self, docs: Iterable[Doc]) -> LisaPrediction:
@@ -576,7 +577,8 @@ class LisaSRL(TrainablePipe):
         for f, (s, pos) in enumerate(frames_idx):
             doc_i, w_start, w_end = out.windows[int(s)]
             length = w_end - w_start
-            logp = role_logp[f, :length] if role_logp is not None else None
+            assert role_logp is not None  # there are frames, so there are role scores
+            logp = role_logp[f, :length]
             if self.cfg["decoding"] == "viterbi":
                 best = viterbi_decode(logp, roles, transitions, start)
             else:
@@ -683,7 +685,7 @@ class LisaSRL(TrainablePipe):
                 for i, j in enumerate(p2r):
                     if j >= 0:
                         gold_heads[i] = r2p[ref[int(j)].head.i]
-            heads.append(gold_heads)
+            heads.append(cast(Ints1d, gold_heads))
             preds = sorted(
                 {
                     int(r2p[f.predicate.start])
@@ -691,7 +693,7 @@ class LisaSRL(TrainablePipe):
                     if r2p[f.predicate.start] >= 0
                 }
             )
-            predicates.append(np.asarray(preds, dtype="i"))
+            predicates.append(_ints1d(preds))
         mode = {"gold": "given", "predicted": "argmax", "scheduled": "scheduled"}[
             self.cfg["teacher_forcing"]
         ]
@@ -797,15 +799,15 @@ class LisaSRL(TrainablePipe):
         frames_idx = self.model.ops.to_numpy(output.frames)
         roles = np.full((len(frames_idx), max_len), -1, dtype="i")
         for f, (s, pos) in enumerate(frames_idx):
-            row = frame_rows.get((int(s), int(pos)))
-            if row is not None:
-                roles[f] = row
+            frame_row = frame_rows.get((int(s), int(pos)))
+            if frame_row is not None:
+                roles[f] = frame_row
         ops = self.model.ops
         return LisaTargets(
-            tags=ops.asarray1i(np.asarray(tags, dtype="i")),
-            heads=ops.asarray2i(heads),
-            deps=ops.asarray2i(deps),
-            roles=ops.asarray2i(roles),
+            tags=ops.asarray1i(_ints1d(tags)),
+            heads=ops.asarray2i(cast(Ints2d, heads)),
+            deps=ops.asarray2i(cast(Ints2d, deps)),
+            roles=ops.asarray2i(cast(Ints2d, roles)),
         )
 
     # ---------------------------------------------------------------- serialisation ----
@@ -838,6 +840,10 @@ class LisaSRL(TrainablePipe):
         return self
 
 
+def _ints1d(values: Sequence[int]) -> Ints1d:
+    return cast(Ints1d, np.asarray(values, dtype="i"))
+
+
 def _log_softmax(x: np.ndarray) -> np.ndarray:
     x = x - x.max(axis=-1, keepdims=True)
     return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
@@ -852,4 +858,4 @@ def _write_parse(doc: Doc, heads: List[int], deps: List[str]) -> None:
     for i, (h, d) in enumerate(zip(heads, deps, strict=True)):
         array[i, 0] = np.uint64(np.int64(h - i).astype("uint64"))
         array[i, 1] = doc.vocab.strings.add(d or "dep")
-    doc.from_array([HEAD, DEP], array)
+    doc.from_array([HEAD, DEP], cast(Any, array))
