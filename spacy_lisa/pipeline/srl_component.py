@@ -561,6 +561,7 @@ class LisaSRL(TrainablePipe):
         deps = self.dep_labels
         tag_ids = ops.to_numpy(out.tag_scores).argmax(axis=-1) if len(tags) else None
         used_heads = ops.to_numpy(out.used_heads) if out.used_heads is not None else None
+        has_syntax = used_heads is not None
         dep_scores = ops.to_numpy(out.dep_scores) if deps else None
         head_scores = ops.to_numpy(out.head_scores)
         role_logp = _log_softmax(ops.to_numpy(out.role_scores)) if len(out.frames) else None
@@ -610,16 +611,21 @@ class LisaSRL(TrainablePipe):
         for s, (doc_i, w_start, w_end) in enumerate(out.windows):
             doc = docs[doc_i]
             length = w_end - w_start
-            if doc._.srl_parse is None or s == 0 or out.windows[s - 1][0] != doc_i:
-                doc._.srl_parse = {"heads": list(range(len(doc))), "deps": [""] * len(doc)}
+            if s == 0 or out.windows[s - 1][0] != doc_i:  # the doc's first window
                 doc._.srl_pos = [""] * len(doc)
+                # a model without a syntactic head (SA, parse_layer = 0) follows no parse
+                doc._.srl_parse = (
+                    {"heads": list(range(len(doc))), "deps": [""] * len(doc)}
+                    if has_syntax
+                    else None
+                )
             parse = doc._.srl_parse
-            if used_heads is not None:
+            if parse is not None and used_heads is not None:
                 for t in range(length):
                     parse["heads"][w_start + t] = w_start + int(used_heads[s, t])
                     if dep_scores is not None:
                         parse["deps"][w_start + t] = deps[int(dep_scores[s, t].argmax())]
-            if group.parse_source == "doc":
+            if parse is not None and group.parse_source == "doc":
                 parse["heads"][w_start:w_end] = [t.head.i for t in doc[w_start:w_end]]
                 parse["deps"][w_start:w_end] = [t.dep_ for t in doc[w_start:w_end]]
             if tag_ids is not None:
@@ -628,7 +634,7 @@ class LisaSRL(TrainablePipe):
                     doc._.srl_pos[w_start + t] = tag
                     if self.cfg["write_pos"] and not doc[w_start + t].tag_:
                         doc[w_start + t].tag_ = tag
-            if self.cfg["overwrite_parse"] and head_scores.size:
+            if parse is not None and self.cfg["overwrite_parse"] and head_scores.size:
                 mst = mst_decode(head_scores[s, :length, :length])
                 for t, h in enumerate(mst):
                     parse["heads"][w_start + t] = w_start + h
@@ -641,7 +647,7 @@ class LisaSRL(TrainablePipe):
             token_offset += length
         for doc_i, doc in enumerate(docs):
             set_srl_frames(doc, frames_by_doc.get(doc_i, []), spans_key=self.cfg["spans_key"])
-            doc._.srl_parse_source = group.parse_source
+            doc._.srl_parse_source = group.parse_source if has_syntax else None
             if doc_i in attn_by_doc:
                 names = [f"head_{h}" for h in range(len(attn_by_doc[doc_i]))]
                 doc._.srl_label_attention = {"heads": names, "weights": attn_by_doc[doc_i]}

@@ -420,3 +420,27 @@ def test_transition_weight_scales_viterbi_transitions(trained_nlp):
         assert reloaded.get_pipe("lisa_srl").cfg["transition_weight"] == 0.25
     finally:
         srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"] = saved
+
+
+def test_sa_baseline_without_syntactic_head_reports_no_parse():
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "lisa_srl",
+        config={
+            "model": {**TINY_MODEL, "parse_layer": 0},
+            "loss_weights": {"head": 0.0, "dep": 0.0},
+        },
+    )
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(60):
+        nlp.update(examples, sgd=optimizer)
+    doc = nlp(TEXTS[0])
+    assert [f.predicate.text for f in doc._.srl_frames] == ["sold"]
+    # no syntactic head: no parse was followed, so none is reported (UAS/LAS are None)
+    assert doc._.srl_parse is None and doc._.srl_parse_source is None
+    words, _, heads, _, _ = SENTENCES[0]
+    parsed = nlp(_with_heads(nlp, words, heads))  # a doc parse is simply not used
+    assert frames_of(parsed) == frames_of(doc)
+    scores = nlp.evaluate(examples)
+    assert scores["srl_uas"] is None and 0.0 <= scores["srl_f"] <= 1.0
