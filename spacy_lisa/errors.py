@@ -22,8 +22,10 @@ class Warnings(metaclass=ErrorsWithCodes):
         "(e.g. 'senter' or 'parser') before 'lisa_srl' to split at sentence boundaries."
     )
     W002 = (
-        "Skipped {n} training example(s) whose reference doc has no gold SRL frames "
-        "annotation (doc._.srl_frames is None). Convert the data with 'spacy-lisa convert'."
+        "Left out {n} example(s) whose reference doc carries no SRL annotation "
+        "(doc._.srl_frame_data is None), e.g. sentences of documents without a PropBank "
+        "file. Set require_srl = false in the reader config to keep them for other "
+        "components (lisa_srl itself skips them in training)."
     )
 
 
