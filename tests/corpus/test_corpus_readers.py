@@ -71,7 +71,7 @@ def test_gold_preproc_cuts_sentences_with_their_frames(corpus_path, caplog):
     assert [len(eg.reference.spans["srl"]) for eg in examples] == [1, 1, 1]
     # the doc without SRL annotation is left out, counted and logged once
     assert isinstance(corpus, SRLCorpus) and corpus.n_without_srl == 1
-    assert len([r for r in caplog.records if "Skipped 1" in r.getMessage()]) == 1
+    assert len([r for r in caplog.records if "Left out 1 example" in r.getMessage()]) == 1
 
 
 def test_whole_docs_keep_their_frames(corpus_path):
