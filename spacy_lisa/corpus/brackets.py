@@ -29,6 +29,15 @@ def parse_bracket_column(
     """Spans ``(start, end, label)`` of one bracket column (``V`` included), in the order
     they open (outer first). ``lines`` are the file line numbers of the rows, for errors;
     ``column`` is the 1-based column number reported in them."""
+
+    def unbalanced(line: int, message: str) -> CorpusFormatError:
+        return CorpusFormatError(
+            Errors.E105.format(path=path, line=line, column=column, message=message),
+            path=path,
+            line=line,
+            reason="unbalanced_bracket",
+        )
+
     spans: List[LabelledSpan] = []
     # label, start row, line it opened on, index of its entry in `spans`
     stack: List[Tuple[str, int, int, int]] = []
@@ -49,44 +58,16 @@ def parse_bracket_column(
             spans.append((i, -1, label))  # end filled in when it closes
         for closing_label in _CLOSE.findall(closes):
             if not stack:
-                raise CorpusFormatError(
-                    Errors.E105.format(
-                        path=path,
-                        line=lines[i],
-                        column=column,
-                        message=f"'{tag}' closes a span that was never opened",
-                    ),
-                    path=path,
-                    line=lines[i],
-                    reason="unbalanced_bracket",
-                )
+                raise unbalanced(lines[i], f"'{tag}' closes a span that was never opened")
             label, start, _, index = stack.pop()
             if closing_label and closing_label != label:
-                raise CorpusFormatError(
-                    Errors.E105.format(
-                        path=path,
-                        line=lines[i],
-                        column=column,
-                        message=f"'{tag}' closes '{closing_label}' but '{label}' is open",
-                    ),
-                    path=path,
-                    line=lines[i],
-                    reason="unbalanced_bracket",
+                raise unbalanced(
+                    lines[i], f"'{tag}' closes '{closing_label}' but '{label}' is open"
                 )
             spans[index] = (start, i + 1, label)
     if stack:
         label, start, line, _ = stack[-1]
-        raise CorpusFormatError(
-            Errors.E105.format(
-                path=path,
-                line=line,
-                column=column,
-                message=f"'({label}*' opened here is never closed before the sentence ends",
-            ),
-            path=path,
-            line=line,
-            reason="unbalanced_bracket",
-        )
+        raise unbalanced(line, f"'({label}*' opened here is never closed before the sentence ends")
     return spans
 
 
