@@ -182,7 +182,6 @@ class _Group:
     """Docs of one predict call that share a parse mode (one model call)."""
 
     doc_indices: List[int]
-    batch: LisaBatch
     output: LisaOutput
     parse_source: str  # what is written to doc._.srl_parse_source
 
@@ -536,7 +535,7 @@ class LisaSRL(TrainablePipe):
                     parse_mode=self.cfg["model_parse"],
                 )
             output = self.model.predict(batch)
-            groups.append(_Group(indices, batch, output, source))
+            groups.append(_Group(indices, output, source))
         return LisaPrediction(groups)
 
     # ---------------------------------------------------------------- annotate ---------
