@@ -33,6 +33,7 @@ from thinc.types import Floats2d, Floats3d, Ints2d
 
 from ..errors import Errors
 from . import label_attention as _label_attention  # noqa: F401  (registers LAL/LAN builders)
+from .averaged_shim import use_averaged_shim
 from .types import PARSE_MODES, LisaBatch, LisaOutput
 
 if TYPE_CHECKING:
@@ -171,6 +172,7 @@ def ensure_built(model: Model[LisaBatch, LisaOutput]) -> None:
         convert_outputs=_convert_outputs,
         mixed_precision=model.attrs["lisa_config"]["mixed_precision"],
     )
+    use_averaged_shim(wrapper)  # so that use_averages = true reaches the torch weights
     model.layers.append(wrapper)
     model.set_ref("lisa", wrapper)
 
