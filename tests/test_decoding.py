@@ -17,6 +17,7 @@ from spacy_lisa.pipeline.decoding import (
     greedy_decode,
     mst_decode,
     viterbi_decode,
+    viterbi_decode_batch,
 )
 
 LABELS = ("O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-V", "I-V")
@@ -225,3 +226,31 @@ def test_mst_small_and_masked_inputs() -> None:
         mst_decode(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="E251"):
         mst_decode(np.array([[np.nan]]))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 256])
+def test_viterbi_batch_equals_one_frame_at_a_time(chunk_size: int) -> None:
+    rng = np.random.default_rng(7)
+    lengths = [5, 1, 0, 9, 3, 9, 2]
+    unary = rng.normal(size=(len(lengths), 9, len(LABELS)))
+    for f, n in enumerate(lengths):
+        unary[f, n:] = np.nan  # padding is never read (NaN would be rejected if it were)
+    trans = rng.normal(size=(len(LABELS), len(LABELS)))
+    start = rng.normal(size=len(LABELS))
+    batch = viterbi_decode_batch(unary, lengths, LABELS, trans, start, chunk_size=chunk_size)
+    expected = [viterbi_decode(unary[f, :n], LABELS, trans, start) for f, n in enumerate(lengths)]
+    assert batch == expected
+    assert [len(path) for path in batch] == lengths
+    # and each is the best valid path, not just the same as the one-frame decoder
+    for f, n in enumerate(lengths[:2]):
+        score = path_score(batch[f], unary[f, :n], trans, start)
+        assert score == pytest.approx(brute_force(unary[f, :n], LABELS, trans, start))
+
+
+def test_viterbi_batch_rejects_bad_lengths() -> None:
+    with pytest.raises(ValueError, match="lengths"):
+        viterbi_decode_batch(np.zeros((2, 3, 3)), [1], ("O", "B-A", "I-A"))
+    with pytest.raises(ValueError, match="lengths"):
+        viterbi_decode_batch(np.zeros((1, 3, 3)), [4], ("O", "B-A", "I-A"))
+    with pytest.raises(ValueError, match="NaN"):
+        viterbi_decode_batch(np.full((1, 3, 3), np.nan), [2], ("O", "B-A", "I-A"))

@@ -132,13 +132,68 @@ def viterbi_decode(
     ``I-X`` unless after ``B-X``/``I-X``, no ``I-`` first). ``transitions`` (``[L, L]``,
     row = previous) and ``start`` (``[L]``) are added log-scores, e.g. from
     :func:`estimate_transitions`. O(T·L²), vectorised over labels."""
+    scores = _check_unary(log_probs, len(labels))
+    return viterbi_decode_batch(scores[None], [scores.shape[0]], labels, transitions, start)[0]
+
+
+def viterbi_decode_batch(
+    log_probs: np.ndarray,
+    lengths: Sequence[int],
+    labels: Sequence[str],
+    transitions: Optional[np.ndarray] = None,
+    start: Optional[np.ndarray] = None,
+    *,
+    chunk_size: int = 16,
+) -> List[List[int]]:
+    """:func:`viterbi_decode` for many frames at once: ``log_probs`` ``[F, T, L]`` padded
+    to the longest frame, ``lengths`` the real length of each (positions past it are
+    ignored). One numpy step per token position for a chunk of ``chunk_size``
+    length-sorted frames: 16 keeps the ``[chunk, L, L]`` candidates in cache (L ~ 100) and
+    decodes about 1.8x faster than one frame at a time did (500 frames, 103 labels)."""
     label_tuple = tuple(labels)
     n_labels = len(label_tuple)
-    scores = _check_unary(log_probs, n_labels)
-    n_tokens = scores.shape[0]
-    if n_tokens == 0:
-        return []
-    trans_mask, start_mask = _bio_masks(label_tuple)
+    scores = np.asarray(log_probs, dtype=np.float64)
+    if scores.ndim != 3 or scores.shape[2] != n_labels:
+        raise ValueError(
+            Errors.E251.format(
+                what="log_probs",
+                message=f"expected shape [frames, tokens, {n_labels}], got {scores.shape}",
+            )
+        )
+    n_frames, n_tokens = scores.shape[:2]
+    sizes = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    if sizes.shape[0] != n_frames or (sizes < 0).any() or (sizes > n_tokens).any():
+        raise ValueError(
+            Errors.E251.format(
+                what="lengths", message=f"expected {n_frames} values in [0, {n_tokens}]"
+            )
+        )
+    trans, first_bias = _viterbi_tables(label_tuple, transitions, start)
+    # only the real positions are checked: padding may hold anything
+    real = np.arange(n_tokens)[None, :] < sizes[:, None]
+    scores = _floored(np.where(real[..., None], scores, 0.0), "log_probs")
+    paths: List[List[int]] = [[] for _ in range(n_frames)]
+    # length-sorted chunks pad less
+    order = np.argsort(sizes, kind="stable")
+    for begin in range(0, n_frames, chunk_size):
+        idx = order[begin : begin + chunk_size]
+        idx = idx[sizes[idx] > 0]
+        if idx.size == 0:
+            continue
+        span = int(sizes[idx].max())
+        decoded = _viterbi_chunk(scores[idx, :span], sizes[idx], trans, first_bias)
+        for f, path in zip(idx, decoded, strict=True):
+            paths[int(f)] = path
+    return paths
+
+
+def _viterbi_tables(
+    labels: Tuple[str, ...], transitions: Optional[np.ndarray], start: Optional[np.ndarray]
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Transition ``[L, L]`` and start ``[L]`` log-scores: hard BIO masks plus the soft
+    scores given, checked."""
+    n_labels = len(labels)
+    trans_mask, start_mask = _bio_masks(labels)
     if not np.isfinite(start_mask).any():
         raise ValueError(
             Errors.E251.format(what="labels", message="all are I- tags, no valid BIO sequence")
@@ -154,7 +209,7 @@ def viterbi_decode(
                 )
             )
         trans = trans + _floored(soft, "transitions")
-    first = start_mask + scores[0]
+    first = start_mask.copy()
     if start is not None:
         soft_start = np.asarray(start, dtype=np.float64)
         if soft_start.shape != (n_labels,):
@@ -164,18 +219,35 @@ def viterbi_decode(
                 )
             )
         first = first + _floored(soft_start, "start")
-    # delta[j]: best score of a prefix ending in label j; back[t, j]: its previous label
-    delta = first
-    back = np.zeros((n_tokens, n_labels), dtype=np.int64)
+    return trans, first
+
+
+def _viterbi_chunk(
+    scores: np.ndarray, sizes: np.ndarray, trans: np.ndarray, first: np.ndarray
+) -> List[List[int]]:
+    """Viterbi over ``scores`` ``[F, T, L]`` (every size >= 1, T = max size)."""
+    n_frames, n_tokens, n_labels = scores.shape
+    rows = np.arange(n_frames)
+    # delta[f, j]: best score of frame f's prefix ending in label j; back[t, f, j]: the
+    # previous label on that prefix. Finished frames keep their delta unchanged. The
+    # candidates are laid out [F, next, prev] so that the max runs over the contiguous
+    # axis (twice as fast as reducing over the middle one).
+    trans_t = np.ascontiguousarray(trans.T)  # [next, prev]
+    delta = first[None, :] + scores[:, 0]
+    back = np.zeros((n_tokens, n_frames, n_labels), dtype=np.int64)
     for t in range(1, n_tokens):
-        cand = delta[:, None] + trans  # [prev, next]
-        back[t] = cand.argmax(axis=0)
-        delta = cand[back[t], np.arange(n_labels)] + scores[t]
-    path = [int(delta.argmax())]
-    for t in range(n_tokens - 1, 0, -1):
-        path.append(int(back[t, path[-1]]))
-    path.reverse()
-    return path
+        cand = delta[:, None, :] + trans_t[None, :, :]  # [F, next, prev]
+        back[t] = cand.argmax(axis=2)
+        best = cand.max(axis=2)
+        delta = np.where((t < sizes)[:, None], best + scores[:, t], delta)
+    path = np.zeros((n_frames, n_tokens), dtype=np.int64)
+    current = delta.argmax(axis=1)
+    for t in range(n_tokens - 1, -1, -1):
+        inside = t < sizes  # frames whose sequence has a position t
+        path[inside, t] = current[inside]
+        if t > 0:
+            current = np.where(inside, back[t, rows, current], current)
+    return [path[f, : int(sizes[f])].tolist() for f in range(n_frames)]
 
 
 def greedy_decode(log_probs: np.ndarray) -> List[int]:

@@ -551,7 +551,7 @@ class LisaSRL(TrainablePipe):
 
     def _annotate_group(self, docs: List[Doc], group: _Group) -> None:
         # imported here: spaCy imports every factory module on Language init, keep it light
-        from .decoding import greedy_decode, mst_decode, viterbi_decode
+        from .decoding import greedy_decode, mst_decode, viterbi_decode_batch
 
         ops = self.model.ops
         out = group.output
@@ -574,15 +574,15 @@ class LisaSRL(TrainablePipe):
         rolesets = self.cfg["rolesets"]
 
         frames_by_doc: Dict[int, List[Dict[str, Any]]] = defaultdict(list)
-        for f, (s, pos) in enumerate(frames_idx):
+        # every frame of the group decoded at once (role_logp is [F, T, L], padded)
+        lengths = [out.windows[int(s)][2] - out.windows[int(s)][1] for s, _ in frames_idx]
+        paths: List[List[int]] = []
+        if role_logp is not None and self.cfg["decoding"] == "viterbi":
+            paths = viterbi_decode_batch(role_logp, lengths, roles, transitions, start)
+        elif role_logp is not None:
+            paths = [greedy_decode(role_logp[f, :n]) for f, n in enumerate(lengths)]
+        for (s, pos), best in zip(frames_idx, paths, strict=True):
             doc_i, w_start, w_end = out.windows[int(s)]
-            length = w_end - w_start
-            assert role_logp is not None  # there are frames, so there are role scores
-            logp = role_logp[f, :length]
-            if self.cfg["decoding"] == "viterbi":
-                best = viterbi_decode(logp, roles, transitions, start)
-            else:
-                best = greedy_decode(logp)
             spans = bio_to_spans([roles[k] for k in best])
             p = int(pos)
             predicate = (w_start + p, w_start + p + 1)
