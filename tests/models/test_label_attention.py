@@ -221,8 +221,9 @@ def test_lan_gradients_reach_every_parameter(n_layers: int, n_heads: int) -> Non
 
 
 def test_lan_one_layer_is_a_softmax_classifier_over_label_embeddings() -> None:
-    """With one layer, softmax(logits) = softmax(H^w E^T / sqrt(h)), with H^w recomputed
-    here frame by frame (unpadded, unpacked) from the decoder's own input map and BiLSTM."""
+    """With one layer, softmax(logits) = softmax((H^w W^Q + b) E^T / sqrt(h)), with H^w
+    recomputed here frame by frame (unpadded, unpacked) from the decoder's own input map
+    and BiLSTM: a softmax classifier whose weights are the label embeddings."""
     decoder = make_lan(n_layers=1, hidden_width=10)
     states, mask = padded_batch((6, 4))
     frame_window, frame_pos = frames_of((0, 2), (1, 0), (1, 3))
@@ -238,7 +239,8 @@ def test_lan_one_layer_is_a_softmax_classifier_over_label_embeddings() -> None:
             x = decoder.input_proj(torch.cat([tokens, predicate, tokens * predicate], -1))
             x = nn.functional.leaky_relu(x + indicator, 0.1)
             query, _ = lstm(x[None])  # [1, n, h]
-            expected = torch.softmax(query[0] @ E.T / math.sqrt(E.shape[1]), dim=-1)
+            query = decoder.output_query(query[0])
+            expected = torch.softmax(query @ E.T / math.sqrt(E.shape[1]), dim=-1)
             assert torch.allclose(probs[f, :n], expected, atol=1e-6)
 
 
