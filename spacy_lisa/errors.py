@@ -153,6 +153,10 @@ class Errors(metaclass=ErrorsWithCodes):
         "Frame {frame} points at token {pos} of a window with {length} real tokens. Frame "
         "predicate positions must be offsets of real (unpadded) tokens in their window."
     )
+    E210 = (
+        "LAN label prior has shape {got}, expected ({n_labels},): one log frequency per "
+        "BIO role label, in the component's role label order."
+    )
     # --- LISA model (models/thinc_lisa, lisa_torch, loss, schedules: E150-E199) ----------
     E150 = (
         "LISA layer numbers must satisfy 1 <= tag_layer < parse_layer <= depth (or "

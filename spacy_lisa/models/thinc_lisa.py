@@ -177,6 +177,17 @@ def ensure_built(model: Model[LisaBatch, LisaOutput]) -> None:
     model.set_ref("lisa", wrapper)
 
 
+def set_role_prior(model: Model[LisaBatch, LisaOutput], log_prior: numpy.ndarray) -> None:
+    """Pass ``log_prior`` ([n_roles] log label frequencies) to the torch role scorer if it
+    takes one (``set_label_prior``: the LAN decoder); other scorers ignore it."""
+    lisa = _lisa_layer(model)
+    if lisa is None:
+        raise ValueError(Errors.E153)
+    scorer = cast(PyTorchShim, lisa.shims[0])._model.role_scorer
+    if hasattr(scorer, "set_label_prior"):
+        scorer.set_label_prior(log_prior)
+
+
 def _build_torch(model: Model) -> nn.Module:
     from .lisa_torch import LisaTorchModel
 

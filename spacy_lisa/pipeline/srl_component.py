@@ -344,6 +344,7 @@ class LisaSRL(TrainablePipe):
             "transitions": self.cfg["transitions"],
             "start": self.cfg["start"],
             "rolesets": self.cfg["rolesets"],
+            "role_counts": self.cfg.get("role_counts") or {},
         }
 
     def add_label(self, label: str) -> int:
@@ -377,11 +378,14 @@ class LisaSRL(TrainablePipe):
         self.cfg["transitions"] = labels.get("transitions")
         self.cfg["start"] = labels.get("start")
         self.cfg["rolesets"] = dict(labels.get("rolesets") or {})
+        self.cfg["role_counts"] = dict(labels.get("role_counts") or {})
         sample = [eg for eg in islice(get_examples(), 200) if has_srl_annotation(eg.reference)][:10]
         if not sample:
             raise ValueError(Errors.E021)
         self._set_label_dims()
         self.model.initialize(X=self._train_batch(sample))
+        if self.cfg["role_counts"]:
+            self._init_role_prior()
         self.cfg["model_dims"] = {
             name: self.model.get_dim(name) for name in ("nI", "n_tags", "n_deps", "n_roles")
         }
@@ -394,6 +398,7 @@ class LisaSRL(TrainablePipe):
         deps: set = set()
         roleset_counts: Dict[str, Counter] = defaultdict(Counter)
         sequences: List[List[str]] = []
+        role_counts: Counter = Counter()
         n_annotated = 0
         for eg in examples:
             ref = eg.reference
@@ -415,6 +420,7 @@ class LisaSRL(TrainablePipe):
                 pred = (frame.predicate.start - offset, frame.predicate.end - offset)
                 bio, _ = spans_to_bio(len(sent), spans, predicate=pred)
                 roles.update(bio)
+                role_counts.update(bio)
                 sequences.append(bio)
                 if frame.roleset:
                     roleset_counts[frame.predicate.text.lower()][frame.roleset] += 1
@@ -431,7 +437,18 @@ class LisaSRL(TrainablePipe):
             "start": start.tolist(),
             # a frequency baseline for rolesets: LISA does not disambiguate senses
             "rolesets": {w: c.most_common(1)[0][0] for w, c in roleset_counts.items()},
+            # token counts per BIO role: the LAN decoder starts from their log prior
+            "role_counts": dict(role_counts),
         }
+
+    def _init_role_prior(self) -> None:
+        """Give the role scorer the add-one log frequencies of the BIO roles, where it
+        takes a label prior (the LAN decoder): without it, LAN's BiLSTM saturated into a
+        constant "everything is O" output on EWT and never left it."""
+        from ..models.thinc_lisa import set_role_prior
+
+        counts = np.array([self.cfg["role_counts"].get(r, 0) for r in self.role_labels], "f")
+        set_role_prior(self.model, np.log((counts + 1.0) / (counts + 1.0).sum()))
 
     def _set_label_dims(self) -> None:
         self.model.set_dim("n_tags", max(1, len(self.tag_labels)))

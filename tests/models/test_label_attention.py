@@ -221,10 +221,11 @@ def test_lan_gradients_reach_every_parameter(n_layers: int, n_heads: int) -> Non
 
 
 def test_lan_one_layer_is_a_softmax_classifier_over_label_embeddings() -> None:
-    """With one layer, softmax(logits) = softmax((H^w W^Q + b) E^T / sqrt(h)), with H^w
+    """With one layer, softmax(logits) = softmax((H^w W^Q + b) E^T / sqrt(h) + prior), H^w
     recomputed here frame by frame (unpadded, unpacked) from the decoder's own input map
     and BiLSTM: a softmax classifier whose weights are the label embeddings."""
     decoder = make_lan(n_layers=1, hidden_width=10)
+    decoder.set_label_prior(torch.randn(decoder.n_labels))
     states, mask = padded_batch((6, 4))
     frame_window, frame_pos = frames_of((0, 2), (1, 0), (1, 3))
     probs = torch.softmax(decoder(states, mask, frame_window, frame_pos), dim=-1)
@@ -237,10 +238,11 @@ def test_lan_one_layer_is_a_softmax_classifier_over_label_embeddings() -> None:
             predicate = tokens[p].expand_as(tokens)
             indicator = decoder.predicate_indicator.weight[(torch.arange(n) == p).long()]
             x = decoder.input_proj(torch.cat([tokens, predicate, tokens * predicate], -1))
-            x = nn.functional.leaky_relu(x + indicator, 0.1)
+            x = nn.functional.leaky_relu(decoder.input_norm(x + indicator), 0.1)
             query, _ = lstm(x[None])  # [1, n, h]
             query = decoder.output_query(query[0])
-            expected = torch.softmax(query @ E.T / math.sqrt(E.shape[1]), dim=-1)
+            logits = query @ E.T / math.sqrt(E.shape[1]) + decoder.label_bias
+            expected = torch.softmax(logits, dim=-1)
             assert torch.allclose(probs[f, :n], expected, atol=1e-6)
 
 

@@ -81,3 +81,31 @@ def test_lal_attention_is_stored_and_serialisable(variant_nlp):
 
     html = spacy_lisa.render(doc)
     assert all(f"head_{i}" in html for i in range(4))
+
+
+def test_lan_starts_from_the_log_prior_of_the_roles():
+    # without the prior, LAN's BiLSTM saturated into a constant all-O output on EWT
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lisa_srl", config={"model": {**TINY_MODEL, **VARIANTS["lan"]}})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    srl = nlp.get_pipe("lisa_srl")
+    counts = srl.label_data["role_counts"]
+    assert counts["O"] > counts["B-ARG0"] > 0
+    scorer = srl.model.layers[1].shims[0]._model.role_scorer
+    bias = scorer.label_bias.detach().numpy()
+    roles = srl.role_labels
+    expected = np.log(
+        (np.array([counts.get(r, 0) for r in roles]) + 1.0)
+        / (np.array([counts.get(r, 0) for r in roles]) + 1.0).sum()
+    )
+    assert np.allclose(bias, expected, atol=1e-6)
+    assert roles[int(bias.argmax())] == "O"
+    # the counts travel with label_data, so initialize(labels=...) gives the same start
+    again = spacy.blank("en")
+    again.add_pipe("lisa_srl", config={"model": {**TINY_MODEL, **VARIANTS["lan"]}})
+    again.get_pipe("lisa_srl").initialize(
+        lambda: make_examples(again), nlp=again, labels=srl.label_data
+    )
+    other = again.get_pipe("lisa_srl").model.layers[1].shims[0]._model.role_scorer
+    assert np.allclose(other.label_bias.detach().numpy(), bias)
