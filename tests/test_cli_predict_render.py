@@ -16,6 +16,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
+from srl_testing import TINY_MODEL
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
@@ -57,41 +58,14 @@ SENTENCES = [
     ),
 ]
 
-TINY_MODEL: Dict[str, Any] = {
-    "@architectures": "spacy-lisa.LISA.v1",
-    "width": 32,
-    "depth": 2,
-    "n_heads": 4,
-    "ffn_width": 64,
-    "dropout": 0.0,
-    "attention_dropout": 0.0,
-    "tag_layer": 1,
-    "parse_layer": 2,
-    "parse_dep_width": 16,
-    "parse_head_width": 16,
-    "role_width": 16,
+# the shared tiny model with a Label Attention Layer on top, whose attention is stored
+TINY_LAL_MODEL: Dict[str, Any] = {
+    **TINY_MODEL,
     "top_layer": {
         "@architectures": "spacy-lisa.LabelAttentionLayer.v1",
         "n_heads": 4,
         "head_width": 8,
         "dropout": 0.0,
-    },
-    "tok2vec": {
-        "@architectures": "spacy.Tok2Vec.v2",
-        "embed": {
-            "@architectures": "spacy.MultiHashEmbed.v2",
-            "width": 32,
-            "attrs": ["ORTH", "SHAPE"],
-            "rows": [500, 100],
-            "include_static_vectors": False,
-        },
-        "encode": {
-            "@architectures": "spacy.MaxoutWindowEncoder.v2",
-            "width": 32,
-            "depth": 1,
-            "window_size": 1,
-            "maxout_pieces": 2,
-        },
     },
 }
 
@@ -105,7 +79,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A sentencizer + tiny lisa_srl pipeline, overfit on SENTENCES, saved to disk."""
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
-    nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL, "store_attention": True})
+    nlp.add_pipe("lisa_srl", config={"model": TINY_LAL_MODEL, "store_attention": True})
     examples = []
     for text, heads, deps, frames in SENTENCES:
         reference = Doc(nlp.vocab, words=text.split(), heads=heads, deps=deps)
