@@ -102,18 +102,6 @@ def _bio_masks(labels: Tuple[str, ...]) -> Tuple[np.ndarray, np.ndarray]:
     return trans_mask, start_mask
 
 
-def _check_unary(log_probs: np.ndarray, n_labels: int) -> np.ndarray:
-    scores = np.asarray(log_probs, dtype=np.float64)
-    if scores.ndim != 2 or scores.shape[1] != n_labels:
-        raise ValueError(
-            Errors.E251.format(
-                what="log_probs",
-                message=f"expected shape [tokens, {n_labels}], got {scores.shape}",
-            )
-        )
-    return _floored(scores, "log_probs")
-
-
 def _floored(values: np.ndarray, what: str) -> np.ndarray:
     """``values`` with -inf (and anything below) clamped to the finite floor; NaN and
     +inf are rejected because they make every path's score meaningless."""
@@ -132,7 +120,15 @@ def viterbi_decode(
     ``I-X`` unless after ``B-X``/``I-X``, no ``I-`` first). ``transitions`` (``[L, L]``,
     row = previous) and ``start`` (``[L]``) are added log-scores, e.g. from
     :func:`estimate_transitions`. O(T·L²), vectorised over labels."""
-    scores = _check_unary(log_probs, len(labels))
+    scores = np.asarray(log_probs, dtype=np.float64)
+    if scores.ndim != 2:
+        raise ValueError(
+            Errors.E251.format(
+                what="log_probs",
+                message=f"expected shape [tokens, {len(labels)}], got {scores.shape}",
+            )
+        )
+    # one frame of the batch decoder, which checks the label axis and the values
     return viterbi_decode_batch(scores[None], [scores.shape[0]], labels, transitions, start)[0]
 
 
