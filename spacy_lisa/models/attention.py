@@ -51,6 +51,13 @@ def sinusoidal_positions(
     return encoding[:, :width]  # odd widths drop the last cosine
 
 
+def head_width(layer: str, width: int, n_heads: int) -> int:
+    """Width of each of ``n_heads`` heads splitting ``width``; E200 if they cannot."""
+    if n_heads < 1 or width % n_heads != 0:
+        raise ValueError(Errors.E200.format(layer=layer, width=width, n_heads=n_heads))
+    return width // n_heads
+
+
 class MultiHeadSelfAttention(nn.Module):
     """Multi-head scaled dot-product self-attention (Vaswani et al. 2017, eqs. 2-3 of
     LISA): A_h = softmax(d_k^-0.5 Q_h K_h^T), M_h = A_h V_h, heads concatenated and
@@ -59,13 +66,9 @@ class MultiHeadSelfAttention(nn.Module):
 
     def __init__(self, width: int, n_heads: int, dropout: float = 0.0) -> None:
         super().__init__()
-        if n_heads < 1 or width % n_heads != 0:
-            raise ValueError(
-                Errors.E200.format(layer=type(self).__name__, width=width, n_heads=n_heads)
-            )
         self.width = width
         self.n_heads = n_heads
-        self.head_width = width // n_heads
+        self.head_width = head_width(type(self).__name__, width, n_heads)
         self.qkv = nn.Linear(width, 3 * width)  # Q, K, V of all heads in one matmul
         self.output = nn.Linear(width, width)
         self.dropout = dropout  # on attention probabilities

@@ -42,6 +42,7 @@ import torch
 from torch import Tensor, nn
 
 from ..errors import Errors
+from .attention import head_width
 from .types import MASK_VALUE
 
 
@@ -81,13 +82,9 @@ class RelativeMultiHeadSelfAttention(nn.Module):
         rel_width: Optional[int] = None,
     ) -> None:
         super().__init__()
-        if n_heads < 1 or width % n_heads != 0:
-            raise ValueError(
-                Errors.E200.format(layer=type(self).__name__, width=width, n_heads=n_heads)
-            )
         self.width = width
         self.n_heads = n_heads
-        self.head_width = width // n_heads
+        self.head_width = head_width(type(self).__name__, width, n_heads)
         # d_r: width of the sinusoids and of the fused relation vector R_ij
         self.rel_width = rel_width if rel_width is not None else width
         if self.rel_width < 2:
