@@ -393,7 +393,6 @@ class LisaSRL(TrainablePipe):
     def _collect_label_data(self, examples: Iterable[Example]) -> Optional[Dict[str, Any]]:
         from .decoding import estimate_transitions
 
-        roles: set = {OUTSIDE, f"B-{VERB}", f"I-{VERB}"}
         tags: set = set()
         deps: set = set()
         roleset_counts: Dict[str, Counter] = defaultdict(Counter)
@@ -419,7 +418,6 @@ class LisaSRL(TrainablePipe):
                 spans = [(r.start - offset, r.end - offset, r.label_) for r in frame.roles]
                 pred = (frame.predicate.start - offset, frame.predicate.end - offset)
                 bio, _ = spans_to_bio(len(sent), spans, predicate=pred)
-                roles.update(bio)
                 role_counts.update(bio)
                 sequences.append(bio)
                 if frame.roleset:
@@ -429,7 +427,7 @@ class LisaSRL(TrainablePipe):
         if not tags:
             # no gold POS: the joint classifier still detects predicates
             tags = {"X", "X" + PREDICATE_SUFFIX}
-        role_list = sorted(roles)
+        role_list = sorted({OUTSIDE, f"B-{VERB}", f"I-{VERB}", *role_counts})
         transitions, start = estimate_transitions(sequences, role_list)
         return {
             "labels": {"roles": role_list, "tags": sorted(tags), "deps": sorted(deps)},
