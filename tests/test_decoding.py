@@ -10,14 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_lisa.bio import is_valid_start, is_valid_transition
+from spacy_lisa.bio import bio_to_spans, is_valid_start, is_valid_transition
 from spacy_lisa.pipeline.decoding import (
     _bio_masks,
+    bio_labels,
+    decode_frames,
     estimate_transitions,
     greedy_decode,
     mst_decode,
+    paths_to_spans,
     viterbi_decode,
     viterbi_decode_batch,
+    viterbi_paths,
 )
 
 LABELS = ("O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-V", "I-V")
@@ -254,3 +258,191 @@ def test_viterbi_batch_rejects_bad_lengths() -> None:
         viterbi_decode_batch(np.zeros((1, 3, 3)), [4], ("O", "B-A", "I-A"))
     with pytest.raises(ValueError, match="NaN"):
         viterbi_decode_batch(np.full((1, 3, 3), np.nan), [2], ("O", "B-A", "I-A"))
+
+
+# ------------------------------------------------------------------ batch decoding (issue 14)
+CONLL05_LABELS = ("O",) + tuple(
+    f"{p}-{r}"
+    for r in (
+        "A0 A1 A2 A3 A4 AM-ADV AM-DIS AM-LOC AM-MNR AM-MOD AM-NEG AM-TMP C-A1 R-A0 R-A1 V"
+    ).split()
+    for p in ("B", "I")
+)
+
+
+def reference_viterbi_batch(
+    scores: np.ndarray, lengths: Sequence[int], labels: Sequence[str], trans=None, start=None
+) -> List[List[int]]:
+    """The decoder before issue 14, kept as the reference: a dense ``[F, L, L]`` max over
+    every previous label, one frame at a time (same tie-breaking: lowest label id)."""
+    trans_mask, start_mask = _bio_masks(tuple(labels))
+    full = trans_mask + (0.0 if trans is None else np.maximum(np.asarray(trans, "d"), -1e30))
+    first = start_mask + (0.0 if start is None else np.maximum(np.asarray(start, "d"), -1e30))
+    paths = []
+    for f, n in enumerate(lengths):
+        unary = np.maximum(np.asarray(scores[f, :n], dtype=np.float64), -1e30)
+        if n == 0:
+            paths.append([])
+            continue
+        delta = first + unary[0]
+        back = []
+        for t in range(1, n):
+            cand = delta[None, :] + full.T  # [next, prev]
+            back.append(cand.argmax(axis=1))
+            delta = cand.max(axis=1) + unary[t]
+        path = [int(delta.argmax())]
+        for pointers in reversed(back):
+            path.append(int(pointers[path[-1]]))
+        paths.append(path[::-1])
+    return paths
+
+
+def random_batch(rng, labels, n_frames, n_tokens, *, ties=False):
+    lengths = rng.integers(0, n_tokens + 1, size=n_frames)
+    lengths[0] = n_tokens
+    if ties:  # few distinct values: many exact ties between paths
+        scores = rng.integers(-2, 1, size=(n_frames, n_tokens, len(labels))).astype("f")
+    else:
+        scores = (rng.normal(size=(n_frames, n_tokens, len(labels))) * 3).astype("f")
+    scores[rng.random(scores.shape) < 0.05] = -np.inf  # masked labels
+    for f, n in enumerate(lengths):
+        scores[f, n:] = np.nan  # padding is never read
+    return scores, lengths
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("chunk_size", [1, 5, 32, 1000])
+def test_viterbi_batch_equals_reference_decoder(seed: int, chunk_size: int) -> None:
+    rng = np.random.default_rng(seed)
+    # a realistic label set, a tiny one, and one with I- tags lacking their B- tag
+    labels = [CONLL05_LABELS, LABELS, ("I-A", "O", "B-B", "I-B", "I-C", "V")][seed % 3]
+    scores, lengths = random_batch(rng, labels, 40, 12, ties=seed % 4 == 3)
+    trans = start = None
+    if seed % 2:
+        trans = rng.normal(size=(len(labels), len(labels))).astype("f")
+        trans[rng.random(trans.shape) < 0.1] = -np.inf
+        start = rng.normal(size=len(labels)).astype("f")
+    if seed % 4 == 3 and trans is not None:  # ties in the transitions too
+        trans, start = np.round(trans), np.round(start)
+    batch = viterbi_decode_batch(scores, lengths, labels, trans, start, chunk_size=chunk_size)
+    assert batch == reference_viterbi_batch(scores, lengths, labels, trans, start)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_viterbi_paths_brute_force_with_padding(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    labels = ("O", "B-A", "I-A", "B-V", "I-V")
+    scores, lengths = random_batch(rng, labels, 6, 4)
+    trans = rng.normal(size=(5, 5)) if seed % 2 else None
+    start = rng.normal(size=5) if seed % 2 else None
+    paths = viterbi_paths(scores, lengths, labels, trans, start, chunk_size=4)
+    for f, n in enumerate(lengths):
+        assert (paths[f, n:] == -1).all()
+        path = paths[f, :n].tolist()
+        assert is_valid_bio([labels[j] for j in path])
+        if n:
+            unary = np.maximum(scores[f, :n].astype("d"), -1e30)
+            assert path_score(path, unary, trans, start) == pytest.approx(
+                brute_force(unary, labels, trans, start)
+            )
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_paths_to_spans_equals_bio_to_spans(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    labels = LABELS + ("V", "X-Y")  # tags that are neither B- nor I- read as outside
+    info = bio_labels(labels)
+    lengths = rng.integers(0, 9, size=5)
+    paths = rng.integers(0, len(labels), size=(5, 8))  # any sequence, invalid BIO too
+    paths[np.arange(8)[None, :] >= lengths[:, None]] = -1
+    frame, start, end, type_id = paths_to_spans(paths, info)
+    got = [
+        (b, e, info.types[k])
+        for b, e, k in zip(start.tolist(), end.tolist(), type_id.tolist(), strict=True)
+    ]
+    expected = [
+        span
+        for f, n in enumerate(lengths)
+        for span in bio_to_spans([labels[j] for j in paths[f, :n]])
+    ]
+    assert got == expected
+    assert frame.tolist() == [
+        f for f, n in enumerate(lengths) for _ in bio_to_spans([labels[j] for j in paths[f, :n]])
+    ]
+
+
+def reference_frames(scores, positions, lengths, offsets, labels, decoding, trans, start, weight):
+    """``lisa_srl._annotate_group``'s frame loop before issue 14, as the reference."""
+    shifted = scores - scores.max(axis=-1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    t = s = None
+    if trans is not None and weight:
+        t, s = weight * np.asarray(trans, dtype="f"), weight * np.asarray(start, dtype="f")
+    if decoding == "viterbi":
+        paths = viterbi_decode_batch(logp, lengths, labels, t, s)
+    else:
+        paths = [greedy_decode(logp[f, :n]) for f, n in enumerate(lengths)]
+    frames = []
+    for p, w_start, best in zip(positions, offsets, paths, strict=True):
+        predicate, roles = (w_start + p, w_start + p + 1), []
+        for b, e, label in bio_to_spans([labels[k] for k in best]):
+            if label == "V":
+                if b <= p < e:
+                    predicate = (w_start + b, w_start + e)
+                continue
+            if b <= p < e:
+                continue
+            roles.append([w_start + b, w_start + e, label])
+        frames.append((predicate, roles))
+    return frames
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("decoding", ["viterbi", "greedy"])
+def test_decode_frames_equals_the_frame_loop(seed: int, decoding: str) -> None:
+    rng = np.random.default_rng(200 + seed)
+    labels = CONLL05_LABELS if seed % 2 else LABELS
+    n_frames, n_tokens = 30, 10
+    lengths = rng.integers(1, n_tokens + 1, size=n_frames)
+    positions = rng.integers(0, lengths)
+    offsets = rng.integers(0, 50, size=n_frames)
+    scores = (rng.normal(size=(n_frames, n_tokens, len(labels))) * 2).astype("f")
+    v = labels.index("B-V")
+    scores[np.arange(n_frames), positions, v] += 3.0  # mostly a V span on the predicate
+    a0 = "A0" if seed % 2 else "ARG0"
+    trans, start = estimate_transitions([["O", "B-V", "I-V", f"B-{a0}", f"I-{a0}"]], labels)
+    trans_list, start_list = trans.tolist(), start.tolist()  # as stored in the cfg
+    weight = [0.5, 0.0, 1.0, 0.5][seed % 4]
+    got = decode_frames(
+        scores,
+        positions,
+        lengths,
+        labels,
+        offsets=offsets,
+        decoding=decoding,
+        transitions=trans_list,
+        start=start_list,
+        transition_weight=weight,
+    )
+    expected = reference_frames(
+        scores, positions, lengths, offsets, labels, decoding, trans_list, start_list, weight
+    )
+    assert got == expected
+    # no transitions stored: the hard constraints alone
+    got = decode_frames(scores, positions, lengths, labels, transitions=[], start=[])
+    expected = reference_frames(
+        scores, positions, lengths, [0] * n_frames, labels, "viterbi", None, None, 1.0
+    )
+    assert got == expected
+
+
+def test_decode_frames_edges() -> None:
+    assert decode_frames(np.zeros((0, 3, len(LABELS))), [], [], LABELS) == []
+    with pytest.raises(ValueError, match="E251"):
+        decode_frames(np.zeros((1, 3, 2)), [0], [3], LABELS)
+    with pytest.raises(ValueError, match="E251"):
+        decode_frames(np.zeros((1, 3, len(LABELS))), [0], [3], LABELS, decoding="beam")
+    info = bio_labels(LABELS)
+    assert info.types == ("ARG0", "ARG1", "V") and info.verb_type == 2
+    assert info.inside_prev.tolist() == [[1, 2], [3, 4], [5, 6]]
