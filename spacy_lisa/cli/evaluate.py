@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from enum import StrEnum
+from enum import Enum
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -34,8 +34,8 @@ from spacy.training import Example
 from wasabi import Printer
 
 from ..errors import Errors
-from ..frames import has_srl_annotation, set_srl_frames
-from ..pipeline.scorer import evaluate_srl
+from ..frames import doc_sentences, has_srl_annotation, set_srl_frames
+from ..pipeline.scorer import evaluate_srl, props_rows
 from ._app import app
 
 LISA_FACTORY = "lisa_srl"
@@ -43,7 +43,7 @@ LISA_FACTORY = "lisa_srl"
 _PARSE_ASSIGNS = ("token.dep", "token.head", "token.is_sent_start", "doc.sents")
 
 
-class ParseChoice(StrEnum):
+class ParseChoice(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.10)
     model = "model"
     doc = "doc"
     gold = "gold"
@@ -312,28 +312,42 @@ def write_props(conll_dir: Path, gold_docs: Sequence[Doc], pred_docs: Sequence[D
 
 def _pred_frames_for_props(gold: Doc, pred: Doc) -> Tuple[List[Dict[str, Any]], int]:
     """The predicted frames (stored form) ready for the props file: each takes the
-    target (lemma) the gold file has for its predicate, because srl-eval.pl counts all
-    gold arguments as missed when the target strings differ ("props do not match");
-    roles outside the predicate's gold sentence are dropped and counted."""
-    gold_lemma = {
-        (f.predicate.start, f.predicate.end): f.lemma for f in gold._.srl_frames if f.lemma
-    }
-    bounds = [0] * len(gold)
-    ends = [len(gold)] * len(gold)
-    if gold.has_annotation("SENT_START"):
-        for sent in gold.sents:
-            for i in range(sent.start, sent.end):
-                bounds[i], ends[i] = sent.start, sent.end
+    lemma of the gold frame written on the same props row (srl-eval.pl pairs props by
+    row and counts all gold arguments as missed, and the predicted ones not at all,
+    when the lemma strings differ: "props do not match"; the lemma is not what is
+    scored), else its first token's lemma; roles outside the predicate's gold sentence
+    are dropped and counted."""
+    sentences = [(s.start, s.end) for s in doc_sentences(gold)] or [(0, len(gold))]
+    gold_frames = sorted(gold._.srl_frame_data or [], key=_predicate_key)
+    pred_frames = sorted(pred._.srl_frame_data or [], key=_predicate_key)
+    gold_lemma: Dict[Tuple[int, int], Optional[str]] = {}  # (sentence, row) -> lemma
+    for s, (lo, hi) in enumerate(sentences):
+        in_sent = [f for f in gold_frames if lo <= int(f["predicate"][0]) < hi]
+        rows = props_rows([_local(f, lo) for f in in_sent], hi - lo)
+        for row, frame in zip(rows, in_sent, strict=True):
+            gold_lemma[(s, row if row is not None else -1)] = frame.get("lemma")
     frames = []
     n_dropped = 0
-    for data in pred._.srl_frame_data or []:
-        start, end = int(data["predicate"][0]), int(data["predicate"][1])
-        lo, hi = bounds[start], ends[start]
-        roles = [r for r in data["roles"] if lo <= int(r[0]) and int(r[1]) <= hi]
-        n_dropped += len(data["roles"]) - len(roles)
-        lemma = gold_lemma.get((start, end)) or gold[start].lemma_ or None
-        frames.append({**data, "roles": roles, "lemma": lemma})
+    for s, (lo, hi) in enumerate(sentences):
+        in_sent = [f for f in pred_frames if lo <= int(f["predicate"][0]) < hi]
+        rows = props_rows([_local(f, lo) for f in in_sent], hi - lo)
+        for row, data in zip(rows, in_sent, strict=True):
+            start = int(data["predicate"][0])
+            roles = [r for r in data["roles"] if lo <= int(r[0]) and int(r[1]) <= hi]
+            n_dropped += len(data["roles"]) - len(roles)
+            key = (s, row if row is not None else -1)
+            lemma = gold_lemma[key] if key in gold_lemma else gold[start].lemma_ or None
+            frames.append({**data, "roles": roles, "lemma": lemma})
     return frames, n_dropped
+
+
+def _predicate_key(frame: Dict[str, Any]) -> Tuple[int, int]:
+    return int(frame["predicate"][0]), int(frame["predicate"][1])
+
+
+def _local(frame: Dict[str, Any], offset: int) -> Tuple[int, int]:
+    start, end = _predicate_key(frame)
+    return start - offset, end - offset
 
 
 def _pct(value: Optional[float]) -> str:
