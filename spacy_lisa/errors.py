@@ -27,6 +27,12 @@ class Warnings(metaclass=ErrorsWithCodes):
         "file. Set require_srl = false in the reader config to keep them for other "
         "components (lisa_srl itself skips them in training)."
     )
+    W003 = (
+        "Doc '{doc}' has no sentence boundaries, so 'lisa_srl' split it into sentences by "
+        "punctuation rules (roles never cross them). For raw text, put a sentence splitter "
+        "before 'lisa_srl' ('parser', 'senter' or 'sentencizer'), or load a packaged "
+        "pipeline that has one (en_lisa_srl_ewt_*: tagger + parser + lisa_srl)."
+    )
 
 
 class Errors(metaclass=ErrorsWithCodes):
@@ -72,6 +78,15 @@ class Errors(metaclass=ErrorsWithCodes):
         "component config lacks 'model_dims': re-save the pipeline with this version."
     )
     E026 = "Unknown parse mode {value!r}. Choose one of: {choices}."
+    E028 = (
+        "No PropBank frame files (*.xml) in '{path}'. Point propbank_frames at the "
+        "'frames' directory of a PropBank release (one <predicate> file per lemma)."
+    )
+    E029 = "{path}: not a valid PropBank frame file ({detail}). Remove it or fix the XML."
+    E027 = (
+        "Unknown loss_weights key(s) {keys} for 'lisa_srl'. Use only: {choices} (each a "
+        "number >= 0; missing keys default to 1.0)."
+    )
     # --- decoding, scorer, evaluate CLI (E250-E299) -------------------------------------
     E250 = (
         "Cannot estimate BIO transitions: {message}. Pass the training BIO sequences, the "

@@ -9,7 +9,9 @@ One pass over a batch of padded windows predicts, from the bottom up:
    S^(p-1), and head 0 of layer p aggregates its values with the chosen parse;
 3. optionally a top layer (e.g. a Label Attention Layer) on S^(J);
 4. the role scorer over S^(J) (or the top layer's output) for every predicate: the given
-   ones, or those the tag classifier just predicted (layer r is below the top).
+   ones, or those the tag classifier just predicted (layer r is below the top);
+5. per predicate, the frame classifiers (when sized): its roleset (sense) over every
+   roleset seen in training, its lemma (as an edit-tree class) and its UPOS.
 
 No predicate-indicator embedding is added to the input: the paper adds one only when it
 re-encodes the sentence per gold predicate; here every predicate is scored from one
@@ -51,6 +53,49 @@ class LisaTorchOutput(NamedTuple):
     frame_pos: Tensor  # [F] long, token offset of each predicate in its window
     used_heads: Optional[Tensor]  # [B, T] long parents the upper layers used; None if p=0
     label_attention: Optional[Tensor]  # [B, H, T] from a Label Attention top layer, or None
+    sense_scores: Optional[Tensor] = None  # [F, n_senses] roleset logits, None if no head
+    lemma_scores: Optional[Tensor] = None  # [F, n_lemmas] edit-tree logits, None if no head
+    pred_pos_scores: Optional[Tensor] = None  # [F, n_pred_pos] UPOS logits, None if no head
+
+
+class FrameClassifier(nn.Module):
+    """Per-predicate classifiers on the predicate token's top state: roleset (sense),
+    lemma edit tree and UPOS, over one shared MLP (sized like the role scorer's predicate
+    MLP). A classifier with 0 classes is left out."""
+
+    def __init__(
+        self, width: int, hidden: int, n_senses: int, n_lemmas: int, n_pos: int, dropout: float
+    ) -> None:
+        super().__init__()
+        self.mlp = nn.Linear(width, hidden)
+        self.dropout = nn.Dropout(dropout)
+        self.sense = nn.Linear(hidden, n_senses) if n_senses else None
+        self.lemma = nn.Linear(hidden, n_lemmas) if n_lemmas else None
+        self.pos = nn.Linear(hidden, n_pos) if n_pos else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.kaiming_uniform_(self.mlp.weight, a=LEAKY_SLOPE, nonlinearity="leaky_relu")
+        nn.init.zeros_(self.mlp.bias)
+        for head in (self.sense, self.lemma, self.pos):
+            if head is not None:
+                nn.init.xavier_uniform_(head.weight)
+                nn.init.zeros_(head.bias)
+
+    def extra_repr(self) -> str:
+        sizes = [0 if h is None else h.out_features for h in (self.sense, self.lemma, self.pos)]
+        return f"senses={sizes[0]}, lemmas={sizes[1]}, pos={sizes[2]}"
+
+    def forward(
+        self, states: Tensor, frame_window: Tensor, frame_pos: Tensor
+    ) -> tuple[Optional[Tensor], Optional[Tensor], Optional[Tensor]]:
+        """states [B, T, d], frame_window / frame_pos [F] -> logits [F, n] per head."""
+        hidden = self.dropout(
+            F.leaky_relu(self.mlp(states[frame_window, frame_pos]), LEAKY_SLOPE)
+        )  # [F, h]
+        return tuple(  # type: ignore[return-value]
+            None if head is None else head(hidden) for head in (self.sense, self.lemma, self.pos)
+        )
 
 
 def check_layers(depth: int, tag_layer: int, parse_layer: int) -> None:
@@ -91,6 +136,9 @@ class LisaTorchModel(nn.Module):
         positions: str = "absolute",
         role_scorer: Optional[Callable[[int, int], nn.Module]] = None,
         top_layer: Optional[Callable[[int], nn.Module]] = None,
+        n_senses: int = 0,
+        n_lemmas: int = 0,
+        n_pred_pos: int = 0,
     ) -> None:
         super().__init__()
         check_layers(depth, tag_layer, parse_layer)
@@ -133,6 +181,12 @@ class LisaTorchModel(nn.Module):
             if role_scorer is not None
             else BilinearRoleScorer(width, n_roles, role_width, dropout)
         )
+        # pipelines saved before the frame classifiers existed have none of these sizes
+        self.frame_classifier: Optional[FrameClassifier] = None
+        if n_senses or n_lemmas or n_pred_pos:
+            self.frame_classifier = FrameClassifier(
+                width, role_width, n_senses, n_lemmas, n_pred_pos, dropout
+            )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -197,6 +251,11 @@ class LisaTorchModel(nn.Module):
         role_scores = self.role_scorer(states, mask, frame_window, frame_pos)  # [F, T, L]
         # padding columns of each frame's window
         role_scores = role_scores.masked_fill(~mask[frame_window][..., None], MASK_VALUE)
+        sense_scores = lemma_scores = pred_pos_scores = None
+        if self.frame_classifier is not None:
+            sense_scores, lemma_scores, pred_pos_scores = self.frame_classifier(
+                states, frame_window, frame_pos
+            )
         if parse is None:
             head_scores = x.new_zeros(B, 0, 0)
             dep_scores = x.new_zeros(B, 0, self.n_deps)
@@ -216,6 +275,9 @@ class LisaTorchModel(nn.Module):
             frame_pos=frame_pos,
             used_heads=used_heads,
             label_attention=label_attention,
+            sense_scores=sense_scores,
+            lemma_scores=lemma_scores,
+            pred_pos_scores=pred_pos_scores,
         )
 
     @staticmethod

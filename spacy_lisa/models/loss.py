@@ -2,6 +2,10 @@
 
     L = 1/N * sum_t [ w_role * sum_f CE(role_ft) + w_tag * CE(tag_t)
                       + w_head * CE(head_t) + w_dep * CE(dep_t) ]
+        + 1/N * sum_f [ w_sense * CE(sense_f) + w_lemma * CE(lemma_f)
+                        + w_predicate_pos * CE(upos_f) ]
+
+(the second line only for models with the per-predicate classifiers).
 
 N is the number of real tokens in the batch (the rows of ``tag_scores``): eq. 7 averages
 over the T tokens of a sentence, here over the tokens of the whole batch, so every term
@@ -52,6 +56,22 @@ def lisa_loss(
         total += loss
     else:
         d_deps = ops.xp.zeros_like(output.dep_scores)
+    frame_grads = {}
+    for name, target_name, weight in (
+        ("sense_scores", "senses", weights.sense),
+        ("lemma_scores", "lemmas", weights.lemma),
+        ("pred_pos_scores", "pred_pos", weights.predicate_pos),
+    ):
+        scores = getattr(output, name)
+        target = getattr(targets, target_name)
+        if scores is None:
+            continue
+        if target is None:  # no gold for this classifier: no gradient
+            frame_grads[name] = ops.xp.zeros_like(scores)
+            continue
+        _check(target_name, target, scores, name)
+        loss, frame_grads[name] = _cross_entropy(ops, scores, target, weight * scale)
+        total += loss
     gradients = LisaOutput(
         windows=output.windows,
         tag_scores=cast(Floats2d, d_tags),
@@ -61,6 +81,9 @@ def lisa_loss(
         role_scores=cast(Floats3d, d_roles),
         label_attention=None,
         used_heads=None,
+        sense_scores=frame_grads.get("sense_scores"),
+        lemma_scores=frame_grads.get("lemma_scores"),
+        pred_pos_scores=frame_grads.get("pred_pos_scores"),
     )
     return total, gradients
 

@@ -43,6 +43,14 @@ if TYPE_CHECKING:
     from .lisa_torch import LisaTorchOutput
 
 DIMS = ("nI", "n_tags", "n_deps", "n_roles")
+# sizes of the per-predicate classifiers (roleset, lemma edit tree, UPOS); optional: 0 or
+# unset leaves a classifier out (pipelines saved before they existed have none)
+FRAME_DIMS = ("n_senses", "n_lemmas", "n_pred_pos")
+FRAME_SCORES = {
+    "n_senses": "sense_scores",
+    "n_lemmas": "lemma_scores",
+    "n_pred_pos": "pred_pos_scores",
+}
 
 
 @registry.architectures("spacy-lisa.LISA.v1")
@@ -123,7 +131,7 @@ def build_lisa_model(
         init=init,
         layers=[tok2vec],
         refs={"tok2vec": tok2vec},
-        dims={name: None for name in DIMS},
+        dims={name: None for name in DIMS + FRAME_DIMS},
         attrs={
             "predicate_tags": [],
             "lisa_config": dict(config, mixed_precision=mixed_precision),
@@ -194,8 +202,13 @@ def _build_torch(model: Model) -> nn.Module:
     config = dict(model.attrs["lisa_config"])
     config.pop("mixed_precision")
     dims = [model.get_dim(name) for name in DIMS]
+    frame_dims = {name: model.maybe_get_dim(name) or 0 for name in FRAME_DIMS}
     return LisaTorchModel(
-        *dims, role_scorer=model.attrs["role_scorer"], top_layer=model.attrs["top_layer"], **config
+        *dims,
+        role_scorer=model.attrs["role_scorer"],
+        top_layer=model.attrs["top_layer"],
+        **frame_dims,
+        **config,
     )
 
 
@@ -481,6 +494,10 @@ def _convert_outputs(
         "role_scores": y.role_scores.float(),
     }
     label_attention = None if y.label_attention is None else y.label_attention.float()
+    frame_scores = {
+        name: None if getattr(y, name) is None else getattr(y, name).float()
+        for name in ("sense_scores", "lemma_scores", "pred_pos_scores")
+    }
     tag_pad = torch2xp(scores["tag_scores"], ops=ops)  # [S, T, n_tags]
     frames = torch.stack([y.frame_window, y.frame_pos], dim=1).to(torch.int32)  # [F, 2]
     output = LisaOutput(
@@ -496,6 +513,10 @@ def _convert_outputs(
         used_heads=None
         if y.used_heads is None
         else cast(Ints2d, torch2xp(y.used_heads.to(torch.int32), ops=ops)),
+        **{
+            name: None if tensor is None else cast(Floats2d, torch2xp(tensor, ops=ops))
+            for name, tensor in frame_scores.items()
+        },
     )
 
     def backprop(d_output: LisaOutput) -> ArgsKwargs:
@@ -507,6 +528,7 @@ def _convert_outputs(
             (scores["dep_scores"], d_output.dep_scores),
             (scores["role_scores"], d_output.role_scores),
             (label_attention, d_output.label_attention),
+            *[(frame_scores[name], getattr(d_output, name)) for name in frame_scores],
         ]
         tensors, grads = [], []
         for tensor, grad in pairs:
@@ -530,4 +552,9 @@ def _empty_output(model: Model) -> LisaOutput:
         frames=ops.alloc2i(0, 2),
         role_scores=ops.alloc3f(0, 0, model.get_dim("n_roles")),
         used_heads=ops.alloc2i(0, 0) if model.attrs["lisa_config"]["parse_layer"] else None,
+        **{
+            FRAME_SCORES[name]: ops.alloc2f(0, n) if n else None
+            for name in FRAME_DIMS
+            for n in [model.maybe_get_dim(name) or 0]
+        },
     )

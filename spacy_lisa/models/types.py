@@ -76,6 +76,11 @@ class LisaOutput:
     # heads the upper layers actually used, per window [S, T] (window offsets), for
     # scoring the parse the model used; filled in forward, None in gradients
     used_heads: Optional[Ints2d] = None
+    # per scored predicate (frames order): roleset, lemma edit-tree and UPOS logits, when
+    # the model has those classifiers (None otherwise, and in gradients where unused)
+    sense_scores: Optional[Floats2d] = None  # [F, n_senses]
+    lemma_scores: Optional[Floats2d] = None  # [F, n_lemmas]
+    pred_pos_scores: Optional[Floats2d] = None  # [F, n_pred_pos]
     extra: dict = field(default_factory=dict)
 
 
@@ -88,13 +93,20 @@ class LisaTargets:
     heads: Ints2d  # [S, T] gold head offset within the window (root: own offset)
     deps: Ints2d  # [S, T] gold dependency label
     roles: Ints2d  # [F, T] BIO role label per frame, frames in LisaOutput.frames order
+    senses: Optional[Ints1d] = None  # [F] roleset index per frame
+    lemmas: Optional[Ints1d] = None  # [F] lemma edit-tree class per frame
+    pred_pos: Optional[Ints1d] = None  # [F] UPOS class per frame
 
 
 @dataclass
 class LossWeights:
-    """Weights of eq. 7: role + tag + ``head`` * head + ``dep`` * dependency label."""
+    """Weights of eq. 7: role + tag + ``head`` * head + ``dep`` * dependency label, plus
+    the per-predicate classifiers: ``sense`` (roleset), ``lemma`` and ``predicate_pos``."""
 
     role: float = 1.0
     tag: float = 1.0
     head: float = 1.0
     dep: float = 1.0
+    sense: float = 1.0
+    lemma: float = 1.0
+    predicate_pos: float = 1.0

@@ -34,7 +34,9 @@ from thinc.types import Ints1d, Ints2d
 from ..bio import OUTSIDE, VERB, bio_to_spans, spans_to_bio
 from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
+from ..models.thinc_lisa import FRAME_DIMS
 from ..models.types import LisaBatch, LisaOutput, LisaTargets, LossWeights
+from .senses import ptb_upos
 
 PREDICATE_SUFFIX = ":PREDICATE"
 PARSE_SOURCES = ("auto", "model", "doc")
@@ -42,6 +44,17 @@ PREDICATE_SOURCES = ("model", "doc")
 DECODINGS = ("viterbi", "greedy")
 TEACHER_FORCING = ("gold", "predicted", "scheduled")
 MODEL_PARSE_MODES = ("argmax", "soft")
+DEFAULT_LOSS_WEIGHTS = {
+    "role": 1.0,
+    "tag": 1.0,
+    "head": 1.0,
+    "dep": 1.0,
+    "sense": 1.0,
+    "lemma": 1.0,
+    "predicate_pos": 1.0,
+}
+# edit trees seen fewer times than this on training predicates are not lemma classes
+MIN_LEMMA_TREE_FREQ = 2
 
 default_model_config = """
 [model]
@@ -86,8 +99,15 @@ DEFAULT_LISA_MODEL = Config().from_str(default_model_config)["model"]
         "doc._.srl_parse",
         "doc._.srl_parse_source",
         "doc._.srl_pos",
+        "doc._.srl_label_attention",
         "doc.spans",
+        "token.tag",  # with write_pos
+        "token.head",  # with overwrite_parse
+        "token.dep",  # with overwrite_parse
     ],
+    # sentences (windows) and the parse that parse_source="auto" follows; without them
+    # the component segments by rule (warning W003) and uses its own parse
+    requires=["doc.sents", "token.head", "token.dep"],
     default_config={
         "model": DEFAULT_LISA_MODEL,
         "parse_source": "auto",
@@ -100,12 +120,22 @@ DEFAULT_LISA_MODEL = Config().from_str(default_model_config)["model"]
         "max_length": 128,
         "teacher_forcing": "gold",
         "gold_parse_prob": 0.5,
-        "loss_weights": {"role": 1.0, "tag": 1.0, "head": 1.0, "dep": 1.0},
+        "loss_weights": dict(DEFAULT_LOSS_WEIGHTS),
         "store_attention": False,
+        "predicate_pos": None,
         "spans_key": "srl",
         "scorer": {"@scorers": "spacy-lisa.srl_scorer.v1"},
     },
-    default_score_weights={"srl_f": 1.0, "srl_p": 0.0, "srl_r": 0.0, "srl_pred_f": 0.0},
+    default_score_weights={
+        "srl_f": 1.0,
+        "srl_p": 0.0,
+        "srl_r": 0.0,
+        "srl_pred_f": 0.0,
+        "srl_uas": 0.0,
+        "srl_las": 0.0,
+        "srl_pos_acc": 0.0,
+        "srl_sense_acc": 0.0,
+    },
 )
 def make_lisa_srl(
     nlp: Language,
@@ -126,6 +156,7 @@ def make_lisa_srl(
     store_attention: bool,
     spans_key: str,
     scorer: Optional[Callable],
+    predicate_pos: Optional[List[str]] = None,
 ) -> LisaSRL:
     """Create a ``lisa_srl`` component (see :class:`LisaSRL` for the options)."""
     return LisaSRL(
@@ -146,6 +177,7 @@ def make_lisa_srl(
         store_attention=store_attention,
         spans_key=spans_key,
         scorer=scorer,
+        predicate_pos=predicate_pos,
     )
 
 
@@ -169,6 +201,19 @@ def _install_fork_guard() -> None:
 
     os.register_at_fork(after_in_child=single_threaded_torch)
     _FORK_GUARD_INSTALLED = True
+
+
+def _check_loss_weights(weights: Optional[Dict[str, float]]) -> Dict[str, float]:
+    """The loss weights with defaults filled in; a misspelt key fails here, at
+    construction, not at the first update."""
+    weights = dict(weights or {})
+    unknown = sorted(set(weights) - set(DEFAULT_LOSS_WEIGHTS))
+    bad = [k for k, v in weights.items() if not isinstance(v, (int, float)) or v < 0]
+    if unknown or bad:
+        raise ValueError(
+            Errors.E027.format(keys=unknown or bad, choices=", ".join(DEFAULT_LOSS_WEIGHTS))
+        )
+    return {**DEFAULT_LOSS_WEIGHTS, **{k: float(v) for k, v in weights.items()}}
 
 
 def _check_choice(option: str, value: str, choices: Sequence[str]) -> str:
@@ -243,6 +288,7 @@ class LisaSRL(TrainablePipe):
         store_attention: bool = False,
         spans_key: str = "srl",
         scorer: Optional[Callable] = None,
+        predicate_pos: Optional[Sequence[str]] = None,
     ) -> None:
         install_extensions()
         _install_fork_guard()
@@ -272,13 +318,19 @@ class LisaSRL(TrainablePipe):
             "max_length": int(max_length),
             "teacher_forcing": _check_choice("teacher_forcing", teacher_forcing, TEACHER_FORCING),
             "gold_parse_prob": float(gold_parse_prob),
-            "loss_weights": dict(
-                loss_weights or {"role": 1.0, "tag": 1.0, "head": 1.0, "dep": 1.0}
-            ),
+            "loss_weights": _check_loss_weights(loss_weights),
             "store_attention": bool(store_attention),
             "spans_key": spans_key,
+            "predicate_pos": None if predicate_pos is None else [str(p) for p in predicate_pos],
+            # per-predicate classifiers (filled by initialize; empty in older pipelines)
+            "senses": [],
+            "sense_candidates": {},
+            "lemma_trees": [],
+            "pred_pos_labels": [],
         }
         self._warned_long = False
+        self._warned_unsegmented = False
+        self._lemma_trees: Optional[Any] = None  # EditTrees, built from cfg on first use
 
     # ---------------------------------------------------------------- options ----------
     # Options are plain attributes backed by cfg, so `spacy-lisa evaluate` (or a user) can
@@ -345,6 +397,10 @@ class LisaSRL(TrainablePipe):
             "start": self.cfg["start"],
             "rolesets": self.cfg["rolesets"],
             "role_counts": self.cfg.get("role_counts") or {},
+            "senses": self.cfg.get("senses") or [],
+            "sense_candidates": self.cfg.get("sense_candidates") or {},
+            "lemma_trees": self.cfg.get("lemma_trees") or [],
+            "pred_pos_labels": self.cfg.get("pred_pos_labels") or [],
         }
 
     def add_label(self, label: str) -> int:
@@ -364,10 +420,14 @@ class LisaSRL(TrainablePipe):
         *,
         nlp: Optional[Language] = None,
         labels: Optional[Dict[str, Any]] = None,
+        propbank_frames: Optional[str] = None,
     ) -> None:
         """Collect labels (BIO roles, joint POS/predicate tags, dependency labels),
-        transition statistics and roleset frequencies from the examples, then build
-        the model on a small sample."""
+        transition statistics, the rolesets (senses) with the candidates of each lemma,
+        the predicates' lemma edit trees and UPOS from the examples, then build the model
+        on a small sample. ``propbank_frames``: a directory of PropBank frame files
+        (``*.xml``) whose rolesets extend each lemma's candidates (e.g. for lemmas never
+        seen in training; set it in ``[initialize.components.lisa_srl]``)."""
         validate_get_examples(get_examples, "LisaSRL.initialize")
         if labels is None:
             collected = self._collect_label_data(get_examples())
@@ -379,6 +439,15 @@ class LisaSRL(TrainablePipe):
         self.cfg["start"] = labels.get("start")
         self.cfg["rolesets"] = dict(labels.get("rolesets") or {})
         self.cfg["role_counts"] = dict(labels.get("role_counts") or {})
+        self.cfg["senses"] = list(labels.get("senses") or [])
+        self.cfg["sense_candidates"] = dict(labels.get("sense_candidates") or {})
+        self.cfg["lemma_trees"] = [list(p) for p in labels.get("lemma_trees") or []]
+        self.cfg["pred_pos_labels"] = list(labels.get("pred_pos_labels") or [])
+        if propbank_frames is not None:
+            from .senses import add_frame_file_candidates
+
+            add_frame_file_candidates(self.cfg["sense_candidates"], propbank_frames)
+        self._lemma_trees = None
         sample = [eg for eg in islice(get_examples(), 200) if has_srl_annotation(eg.reference)][:10]
         if not sample:
             raise ValueError(Errors.E021)
@@ -387,12 +456,16 @@ class LisaSRL(TrainablePipe):
         if self.cfg["role_counts"]:
             self._init_role_prior()
         self.cfg["model_dims"] = {
-            name: self.model.get_dim(name) for name in ("nI", "n_tags", "n_deps", "n_roles")
+            name: self.model.get_dim(name)
+            for name in ("nI", "n_tags", "n_deps", "n_roles", *FRAME_DIMS)
+            if self.model.maybe_get_dim(name) is not None
         }
 
     def _collect_label_data(self, examples: Iterable[Example]) -> Optional[Dict[str, Any]]:
         from .decoding import estimate_transitions
+        from .senses import FrameLabelCollector
 
+        frame_labels = FrameLabelCollector(self.vocab.strings)
         tags: set = set()
         deps: set = set()
         roleset_counts: Dict[str, Counter] = defaultdict(Counter)
@@ -422,6 +495,7 @@ class LisaSRL(TrainablePipe):
                 sequences.append(bio)
                 if frame.roleset:
                     roleset_counts[frame.predicate.text.lower()][frame.roleset] += 1
+                frame_labels.add(frame)
         if n_annotated == 0:
             return None
         if not tags:
@@ -433,8 +507,10 @@ class LisaSRL(TrainablePipe):
             "labels": {"roles": role_list, "tags": sorted(tags), "deps": sorted(deps)},
             "transitions": transitions.tolist(),
             "start": start.tolist(),
-            # a frequency baseline for rolesets: LISA does not disambiguate senses
+            # the most frequent roleset per predicate form: used only by pipelines saved
+            # before the sense classifier (kept for label_data compatibility)
             "rolesets": {w: c.most_common(1)[0][0] for w, c in roleset_counts.items()},
+            **frame_labels.label_data(min_tree_freq=MIN_LEMMA_TREE_FREQ),
             # token counts per BIO role: the LAN decoder starts from their log prior
             "role_counts": dict(role_counts),
         }
@@ -452,6 +528,14 @@ class LisaSRL(TrainablePipe):
         self.model.set_dim("n_tags", max(1, len(self.tag_labels)))
         self.model.set_dim("n_deps", max(1, len(self.dep_labels)))
         self.model.set_dim("n_roles", len(self.role_labels))
+        for dim, key in (
+            ("n_senses", "senses"),
+            ("n_lemmas", "lemma_trees"),
+            ("n_pred_pos", "pred_pos_labels"),
+        ):
+            n = len(self.cfg.get(key) or [])
+            if n and self.model.maybe_get_dim(dim) in (None, n):
+                self.model.set_dim(dim, n, force=True)
         self.model.attrs["predicate_tags"] = [
             i for i, t in enumerate(self.tag_labels) if t.endswith(PREDICATE_SUFFIX)
         ]
@@ -471,9 +555,14 @@ class LisaSRL(TrainablePipe):
         ensure_built(self.model)
 
     # ---------------------------------------------------------------- windows/batches --
-    def _windows(self, doc: Doc, reference: Optional[Doc] = None) -> List[Tuple[int, int]]:
+    def _windows(
+        self, doc: Doc, reference: Optional[Doc] = None, *, segment: bool = False
+    ) -> List[Tuple[int, int]]:
         """Encoder windows of ``doc``: its sentences (or the reference's when the
-        tokenisations match), split at ``max_length``."""
+        tokenisations match), split at ``max_length``. A doc without sentence boundaries
+        is one window in training; at prediction (``segment``) it is split by
+        punctuation rules, with warning W003 once, so roles never run across sentences
+        the user did not mark."""
         if len(doc) == 0:
             return []
         if doc.has_annotation("SENT_START"):
@@ -484,6 +573,8 @@ class LisaSRL(TrainablePipe):
             and [t.text for t in reference] == [t.text for t in doc]
         ):
             bounds = [(s.start, s.end) for s in reference.sents]
+        elif segment:
+            bounds = self._rule_sentences(doc)
         else:
             bounds = [(0, len(doc))]
         max_len = self.cfg["max_length"]
@@ -498,6 +589,18 @@ class LisaSRL(TrainablePipe):
             for s in range(start, end, max_len):
                 windows.append((s, min(s + max_len, end)))
         return windows
+
+    def _rule_sentences(self, doc: Doc) -> List[Tuple[int, int]]:
+        """Sentence bounds of a doc without them, by spaCy's punctuation rules (the
+        ``sentencizer``'s), computed without writing them to the doc."""
+        from spacy.pipeline import Sentencizer
+
+        starts = [i for i, start in enumerate(Sentencizer().predict([doc])[0]) if start or i == 0]
+        bounds = list(zip(starts, starts[1:] + [len(doc)], strict=True))
+        if len(bounds) > 1 and not self._warned_unsegmented:
+            warnings.warn(Warnings.W003.format(doc=doc.text[:40]), stacklevel=3)
+            self._warned_unsegmented = True
+        return bounds
 
     def _doc_heads(self, doc: Doc) -> Ints1d:
         return _ints1d([t.head.i for t in doc])
@@ -537,7 +640,7 @@ class LisaSRL(TrainablePipe):
             if source == "doc":
                 batch = LisaBatch(
                     docs=group_docs,
-                    windows=[self._windows(d) for d in group_docs],
+                    windows=[self._windows(d, segment=True) for d in group_docs],
                     heads=[self._doc_heads(d) for d in group_docs],
                     predicates=predicates,
                     parse_mode="given",
@@ -545,7 +648,7 @@ class LisaSRL(TrainablePipe):
             else:
                 batch = LisaBatch(
                     docs=group_docs,
-                    windows=[self._windows(d) for d in group_docs],
+                    windows=[self._windows(d, segment=True) for d in group_docs],
                     predicates=predicates,
                     parse_mode=self.cfg["model_parse"],
                 )
@@ -581,12 +684,12 @@ class LisaSRL(TrainablePipe):
         role_logp = _log_softmax(ops.to_numpy(out.role_scores)) if len(out.frames) else None
         frames_idx = ops.to_numpy(out.frames)
         attention = ops.to_numpy(out.label_attention) if out.label_attention is not None else None
-        weight = self.cfg.get("transition_weight", 1.0)
+        weight = self.cfg.get("transition_weight", 0.5)
         transitions = start = None
         if self.cfg["transitions"] and weight:
             transitions = weight * np.asarray(self.cfg["transitions"], dtype="f")
             start = weight * np.asarray(self.cfg["start"], dtype="f")
-        rolesets = self.cfg["rolesets"]
+        frame_labels = self._frame_label_decoder(out)
 
         frames_by_doc: Dict[int, List[Dict[str, Any]]] = defaultdict(list)
         # every frame of the group decoded at once (role_logp is [F, T, L], padded)
@@ -596,7 +699,7 @@ class LisaSRL(TrainablePipe):
             paths = viterbi_decode_batch(role_logp, lengths, roles, transitions, start)
         elif role_logp is not None:
             paths = [greedy_decode(role_logp[f, :n]) for f, n in enumerate(lengths)]
-        for (s, pos), best in zip(frames_idx, paths, strict=True):
+        for f, ((s, pos), best) in enumerate(zip(frames_idx, paths, strict=True)):
             doc_i, w_start, w_end = out.windows[int(s)]
             spans = bio_to_spans([roles[k] for k in best])
             p = int(pos)
@@ -611,13 +714,14 @@ class LisaSRL(TrainablePipe):
                     continue
                 frame_roles.append([w_start + b, w_start + e, label])
             doc = docs[doc_i]
-            key = doc[predicate[0]].lower_
+            lemma, roleset, upos = frame_labels(doc, f, predicate)
             frames_by_doc[doc_i].append(
                 {
                     "predicate": list(predicate),
-                    "roleset": rolesets.get(key),
-                    "lemma": doc[predicate[0]].lemma_ or None,
+                    "roleset": roleset,
+                    "lemma": lemma,
                     "roles": frame_roles,
+                    "_pos": upos,
                 }
             )
         token_offset = 0
@@ -659,14 +763,67 @@ class LisaSRL(TrainablePipe):
                 for h in range(attention.shape[1]):
                     rows[h][w_start:w_end] = [float(x) for x in attention[s, h, :length]]
             token_offset += length
+        keep_pos = self.cfg.get("predicate_pos")
         for doc_i, doc in enumerate(docs):
-            set_srl_frames(doc, frames_by_doc.get(doc_i, []), spans_key=self.cfg["spans_key"])
+            frames = []
+            for frame in frames_by_doc.get(doc_i, []):
+                upos = frame.pop("_pos") or ptb_upos(
+                    (doc._.srl_pos or [""] * len(doc))[frame["predicate"][0]]
+                )
+                if keep_pos is None or upos in keep_pos:
+                    frames.append(frame)
+            set_srl_frames(doc, frames, spans_key=self.cfg["spans_key"])
             doc._.srl_parse_source = group.parse_source if has_syntax else None
             if doc_i in attn_by_doc:
                 names = [f"head_{h}" for h in range(len(attn_by_doc[doc_i]))]
                 doc._.srl_label_attention = {"heads": names, "weights": attn_by_doc[doc_i]}
             if self.cfg["overwrite_parse"] and group.parse_source == "model" and doc._.srl_parse:
                 _write_parse(doc, doc._.srl_parse["heads"], doc._.srl_parse["deps"])
+
+    def _frame_label_decoder(
+        self, out: LisaOutput
+    ) -> Callable[[Doc, int, Tuple[int, int]], Tuple[Optional[str], Optional[str], str]]:
+        """A function (doc, frame index, predicate span) -> (lemma, roleset, UPOS or "")
+        for the frames of one model output."""
+        from .senses import SenseDecoder, frame_lemma
+
+        ops = self.model.ops
+        sense_scores = None if out.sense_scores is None else ops.to_numpy(out.sense_scores)
+        lemma_scores = None if out.lemma_scores is None else ops.to_numpy(out.lemma_scores)
+        pos_scores = None if out.pred_pos_scores is None else ops.to_numpy(out.pred_pos_scores)
+        pos_labels = self.cfg.get("pred_pos_labels") or []
+        trees = self._get_lemma_trees()
+        senses = self.cfg.get("senses") or []
+        decoder = SenseDecoder(senses, self.cfg.get("sense_candidates") or {}) if senses else None
+        old_rolesets = self.cfg.get("rolesets") or {}
+
+        def labels(
+            doc: Doc, f: int, predicate: Tuple[int, int]
+        ) -> Tuple[Optional[str], Optional[str], str]:
+            start, end = predicate
+            scores_f = None if lemma_scores is None else lemma_scores[f]
+            lemma = frame_lemma(doc, start, scores_f, trees)
+            upos = ""
+            if doc.has_annotation("POS"):
+                upos = doc[start].pos_
+            elif pos_scores is not None and pos_labels:
+                upos = pos_labels[int(pos_scores[f].argmax())]
+            if decoder is not None:
+                if not decoder.has_candidates(lemma) and doc[start].lemma_:
+                    # the model's lemma has no rolesets: try the doc lemmatiser's
+                    doc_lemma = doc[start].lemma_.lower()
+                    if decoder.has_candidates(doc_lemma):
+                        lemma = doc_lemma
+                scores = None if sense_scores is None else sense_scores[f]
+                return lemma, decoder.decode(scores, lemma), upos
+            # pipelines saved before the sense classifier: the most frequent roleset of
+            # the predicate's form in training (keyed by the whole predicate's text)
+            roleset = old_rolesets.get(doc[start:end].text.lower()) or old_rolesets.get(
+                doc[start].lower_
+            )
+            return (doc[start].lemma_ or None), roleset, upos
+
+        return labels
 
     # ---------------------------------------------------------------- training ---------
     def _alignment(self, eg: Example) -> Tuple[np.ndarray, np.ndarray]:
@@ -775,6 +932,7 @@ class LisaSRL(TrainablePipe):
         heads = np.full((n_windows, max_len), -1, dtype="i")
         deps = np.full((n_windows, max_len), -1, dtype="i")
         frame_rows: Dict[Tuple[int, int], np.ndarray] = {}
+        gold_frames: Dict[Tuple[int, int], Any] = {}  # (window, offset) -> gold SRLFrame
         aligned = [self._alignment(eg) for eg in examples]
         for s, (doc_i, w_start, w_end) in enumerate(output.windows):
             eg = examples[doc_i]
@@ -801,6 +959,7 @@ class LisaSRL(TrainablePipe):
             for t, frame in gold_preds.items():
                 if not w_start <= t < w_end:
                     continue
+                gold_frames[(s, t - w_start)] = frame
                 row = np.full(max_len, -1, dtype="i")
                 spans = []
                 ok = True
@@ -823,12 +982,53 @@ class LisaSRL(TrainablePipe):
             if frame_row is not None:
                 roles[f] = frame_row
         ops = self.model.ops
+        senses, lemmas, pred_pos = self._frame_targets(frames_idx, gold_frames)
         return LisaTargets(
             tags=ops.asarray1i(_ints1d(tags)),
             heads=ops.asarray2i(cast(Ints2d, heads)),
             deps=ops.asarray2i(cast(Ints2d, deps)),
             roles=ops.asarray2i(cast(Ints2d, roles)),
+            senses=None if senses is None else ops.asarray1i(senses),
+            lemmas=None if lemmas is None else ops.asarray1i(lemmas),
+            pred_pos=None if pred_pos is None else ops.asarray1i(pred_pos),
         )
+
+    def _frame_targets(
+        self, frames_idx: np.ndarray, gold_frames: Dict[Tuple[int, int], Any]
+    ) -> Tuple[Optional[Ints1d], Optional[Ints1d], Optional[Ints1d]]:
+        """Roleset, lemma edit-tree and UPOS class of each scored frame's gold frame
+        (-1: no gold frame there, or a class the model does not have)."""
+        from .senses import gold_lemma
+
+        sense_index = {s: i for i, s in enumerate(self.cfg.get("senses") or [])}
+        pos_index = {p: i for i, p in enumerate(self.cfg.get("pred_pos_labels") or [])}
+        trees = self._get_lemma_trees()
+        senses, lemmas, pos = [], [], []
+        for s, p in frames_idx:
+            frame = gold_frames.get((int(s), int(p)))
+            if frame is None:
+                senses.append(-1), lemmas.append(-1), pos.append(-1)
+                continue
+            first = frame.predicate[0]
+            senses.append(sense_index.get(frame.roleset or "", -1))
+            lemmas.append(trees.target(first.text, gold_lemma(frame)) if trees else -1)
+            pos.append(pos_index.get(first.pos_, -1))
+        return (
+            _ints1d(senses) if sense_index else None,
+            _ints1d(lemmas) if trees else None,
+            _ints1d(pos) if pos_index else None,
+        )
+
+    def _get_lemma_trees(self) -> Optional[Any]:
+        """The lemma classes (edit trees), rebuilt from cfg once; None without them."""
+        pairs = self.cfg.get("lemma_trees") or []
+        if not pairs:
+            return None
+        if self._lemma_trees is None or len(self._lemma_trees) != len(pairs):
+            from .senses import LemmaTrees
+
+            self._lemma_trees = LemmaTrees(self.vocab.strings, pairs)
+        return self._lemma_trees
 
     # ---------------------------------------------------------------- serialisation ----
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> LisaSRL:

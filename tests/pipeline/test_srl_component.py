@@ -373,9 +373,10 @@ def test_doc_without_predicates(trained_nlp):
 
 
 def test_very_long_doc_is_windowed_not_truncated(trained_nlp):
-    text = " ".join(TEXTS * 90)  # 3,150 tokens, no sentence boundaries
+    # ~2,800 tokens, no sentence boundaries and no sentence-final punctuation either
+    text = " ".join(t.replace(" .", "") for t in TEXTS * 90)
     doc = trained_nlp.make_doc(text)
-    assert len(doc) > 3000
+    assert len(doc) > 2500
     srl = trained_nlp.get_pipe("lisa_srl")
     srl._warned_long = False
     with warnings.catch_warnings(record=True) as caught:
@@ -385,6 +386,33 @@ def test_very_long_doc_is_windowed_not_truncated(trained_nlp):
     assert len(doc._.srl_parse["heads"]) == len(doc)
     # frames are found all along the doc, not only in the first window
     assert doc._.srl_frames and doc._.srl_frames[-1].predicate.start > len(doc) - 200
+
+
+def test_unsegmented_doc_is_split_into_sentences_with_one_warning(trained_nlp):
+    """A paragraph with no sentence splitter in front: roles never cross the sentence
+    boundaries the punctuation rules find, and W003 says what to add (once)."""
+    text = " ".join(TEXTS * 4)
+    srl = trained_nlp.get_pipe("lisa_srl")
+    srl._warned_unsegmented = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        docs = list(trained_nlp.pipe([text, text]))
+    assert sum("W003" in str(w.message) for w in caught) == 1
+    doc = docs[0]
+    assert not doc.has_annotation("SENT_START")  # the doc itself is left as it was
+    ends = {i + 1 for i, t in enumerate(doc) if t.text == "."}
+    assert doc._.srl_frames
+    for frame in doc._.srl_frames:
+        sentence_end = min(e for e in ends if e > frame.predicate.start)
+        sentence_start = max([0, *(e for e in ends if e <= frame.predicate.start)])
+        for role in frame.roles:
+            assert sentence_start <= role.start and role.end <= sentence_end
+    # a one-sentence text needs no split and gets no warning
+    srl._warned_unsegmented = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trained_nlp(TEXTS[0])
+    assert not any("W003" in str(w.message) for w in caught)
 
 
 def test_misaligned_gold_tokenisation_is_masked(trained_nlp):

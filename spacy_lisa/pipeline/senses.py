@@ -1,0 +1,203 @@
+"""Rolesets (senses), lemmas and predicate UPOS of ``lisa_srl``'s frames.
+
+The LISA model has one classifier over every roleset seen in training, one over the edit
+trees that turn a predicate's form into its PropBank lemma (the frame-file lemma, e.g.
+"suck" for "sucked up", "decide" where a nominal predicate uses a verb's frame) and one
+over the predicate's UPOS. This module collects their labels from gold frames, turns gold
+into class indices for training, and decodes a frame's lemma and roleset:
+
+- the lemma is the edit tree's output (the model's own lemmatiser); without that
+  classifier, the doc's ``lemma_`` (a lemmatiser earlier in the pipeline), else the
+  lower-cased form;
+- the roleset is the best-scoring roleset among the *candidates of the lemma* (rolesets
+  seen with that lemma in training, plus those of PropBank frame files when the
+  component was initialised with them); a lemma with no scored candidate backs off to
+  its frame files' first roleset, else ``lemma.01``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import Errors
+
+if TYPE_CHECKING:
+    from spacy.strings import StringStore
+    from spacy.tokens import Doc
+
+    from ..frames import SRLFrame
+
+_ROLESET = re.compile(r"^(?P<lemma>.+)\.(?P<sense>[0-9A-Za-z]+)$")
+
+
+def roleset_lemma(roleset: str) -> str:
+    """``"pick_up.01"`` -> ``"pick_up"`` (the part before the sense number)."""
+    match = _ROLESET.match(roleset)
+    return match.group("lemma") if match else roleset
+
+
+def gold_lemma(frame: SRLFrame) -> str:
+    """The lemma a gold frame's roleset is looked up under: its frame-file lemma, else
+    the predicate token's ``lemma_``, else the lower-cased form (always lower case)."""
+    first = frame.predicate[0]
+    return (frame.lemma or first.lemma_ or first.text).lower()
+
+
+class FrameLabelCollector:
+    """Counts rolesets per lemma, lemma edit trees and predicate UPOS over gold frames."""
+
+    def __init__(self, strings: StringStore) -> None:
+        self.strings = strings
+        self.candidates: Dict[str, Counter] = defaultdict(Counter)
+        self.trees: Counter = Counter()  # (form, lemma) pairs
+        self.pos: Counter = Counter()
+
+    def add(self, frame: SRLFrame) -> None:
+        lemma = gold_lemma(frame)
+        first = frame.predicate[0]
+        if frame.roleset:
+            self.candidates[lemma][frame.roleset] += 1
+            # the UD lemma too, so a doc lemmatiser's lemma finds the same candidates
+            if first.lemma_ and first.lemma_.lower() != lemma:
+                self.candidates[first.lemma_.lower()][frame.roleset] += 1
+        self.trees[(first.text.lower(), lemma)] += 1
+        if first.pos_:
+            self.pos[first.pos_] += 1
+
+    def label_data(self, *, min_tree_freq: int) -> Dict[str, Any]:
+        from spacy.pipeline._edit_tree_internals.edit_trees import EditTrees
+
+        senses = sorted({r for counts in self.candidates.values() for r in counts})
+        # one representative (form, lemma) pair per edit tree seen min_tree_freq times;
+        # re-adding the pairs in this order rebuilds the same trees (see LemmaTrees)
+        trees = EditTrees(self.strings)
+        tree_counts: Counter = Counter()
+        example: Dict[int, Tuple[str, str]] = {}
+        for (form, lemma), n in sorted(self.trees.items()):
+            tree = trees.add(form, lemma)
+            tree_counts[tree] += n
+            example.setdefault(tree, (form, lemma))
+        frequent = [t for t, n in tree_counts.most_common() if n >= min_tree_freq]
+        return {
+            "senses": senses,
+            "sense_candidates": {
+                lemma: [r for r, _ in counts.most_common()]
+                for lemma, counts in sorted(self.candidates.items())
+            },
+            "lemma_trees": [list(example[t]) for t in frequent],
+            "pred_pos_labels": sorted(self.pos),
+        }
+
+
+class LemmaTrees:
+    """The lemma classes of a component: edit trees rebuilt from their saved
+    representative (form, lemma) pairs, in class order."""
+
+    def __init__(self, strings: StringStore, pairs: Sequence[Sequence[str]]) -> None:
+        from spacy.pipeline._edit_tree_internals.edit_trees import EditTrees
+
+        self.trees = EditTrees(strings)
+        self.tree_ids = [self.trees.add(form, lemma) for form, lemma in pairs]
+        self.class_of = {tree: i for i, tree in enumerate(self.tree_ids)}
+
+    def __len__(self) -> int:
+        return len(self.tree_ids)
+
+    def target(self, form: str, lemma: str) -> int:
+        """Class of the edit tree form -> lemma, -1 if it is not a class (masked)."""
+        return self.class_of.get(self.trees.add(form.lower(), lemma), -1)
+
+    def apply(self, scores: np.ndarray, form: str) -> Optional[str]:
+        """The lemma of the best-scoring tree that applies to ``form`` (scores [n])."""
+        form = form.lower()
+        for k in np.argsort(-scores, kind="stable")[:5]:
+            lemma = self.trees.apply(self.tree_ids[int(k)], form)
+            if lemma:
+                return lemma
+        return None
+
+
+class SenseDecoder:
+    """Chooses a roleset among the candidates of a lemma from the sense scores."""
+
+    def __init__(self, senses: Sequence[str], candidates: Dict[str, List[str]]) -> None:
+        self.senses = list(senses)
+        index = {s: i for i, s in enumerate(self.senses)}
+        self.candidates = candidates
+        # scored candidates per lemma (indices into the sense classifier)
+        self.scored = {
+            lemma: np.asarray([index[r] for r in rolesets if r in index], dtype="int64")
+            for lemma, rolesets in candidates.items()
+        }
+        self.index = index
+
+    def has_candidates(self, lemma: str) -> bool:
+        return len(self.scored.get(lemma, ())) > 0
+
+    def decode(self, scores: Optional[np.ndarray], lemma: str) -> str:
+        """The roleset of a predicate with this lemma (scores [n_senses] or None)."""
+        scored = self.scored.get(lemma)
+        if scores is not None and scored is not None and len(scored):
+            return self.senses[int(scored[int(np.argmax(scores[scored]))])]
+        listed = self.candidates.get(lemma)
+        if listed:  # frame files only, or no sense scores: the first listed roleset
+            return listed[0]
+        return f"{lemma}.01"
+
+
+def frame_lemma(
+    doc: Doc,
+    start: int,
+    lemma_scores: Optional[np.ndarray],
+    trees: Optional[LemmaTrees],
+) -> str:
+    """The lemma of the predicate starting at token ``start`` (lower case)."""
+    token = doc[start]
+    if lemma_scores is not None and trees is not None and len(trees):
+        lemma = trees.apply(lemma_scores, token.text)
+        if lemma:
+            return lemma.lower()
+    return (token.lemma_ or token.text).lower()
+
+
+def add_frame_file_candidates(candidates: Dict[str, List[str]], frames_dir: str) -> int:
+    """Extend ``candidates`` (lemma -> rolesets, in place) with the rolesets of the
+    PropBank frame files (``*.xml``) in ``frames_dir``: a roleset ``sell.01`` is a
+    candidate of the lemma ``sell``. Returns the number of rolesets read."""
+    import xml.etree.ElementTree as ET
+
+    path = Path(frames_dir)
+    files = sorted(path.glob("*.xml")) if path.is_dir() else []
+    if not files:
+        raise ValueError(Errors.E028.format(path=frames_dir))
+    n = 0
+    for file in files:
+        try:
+            root = ET.parse(file).getroot()
+        except ET.ParseError as err:
+            raise ValueError(Errors.E029.format(path=file, detail=err)) from None
+        for roleset in root.iter("roleset"):
+            name = roleset.get("id")
+            if not name:
+                continue
+            lemma = roleset_lemma(name).lower()
+            listed = candidates.setdefault(lemma, [])
+            if name not in listed:
+                listed.append(name)
+                n += 1
+    return n
+
+
+# UPOS of a PTB tag, for predicate_pos when neither the doc nor the model gives a UPOS
+# (pipelines saved before the predicate UPOS classifier); VB* may also be AUX in UD
+_PTB_TO_UPOS = {"VB": "VERB", "MD": "AUX", "NN": "NOUN", "JJ": "ADJ"}
+
+
+def ptb_upos(tag: str) -> str:
+    """A UPOS for a PTB tag where no better one is known (VB* -> VERB, MD -> AUX, ...)."""
+    return _PTB_TO_UPOS.get(tag[:2], "X")

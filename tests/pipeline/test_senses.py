@@ -1,0 +1,214 @@
+"""Predicate senses, lemmas and predicate types (issue 13): the component's own roleset,
+lemma and UPOS classifiers, the candidates of a lemma and the predicate_pos switch."""
+
+from __future__ import annotations
+
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+from srl_testing import TINY_MODEL
+
+from spacy_lisa.formats import doc_to_jsonl_records
+from spacy_lisa.frames import set_srl_frames
+from spacy_lisa.pipeline.senses import SenseDecoder, add_frame_file_candidates
+
+# words, tags, UPOS, lemmas; frames (start, end, roleset, frame lemma, roles)
+DATA = [
+    (
+        "John ran the company .",
+        ["NNP", "VBD", "DT", "NN", "."],
+        ["PROPN", "VERB", "DET", "NOUN", "PUNCT"],
+        ["John", "run", "the", "company", "."],
+        [(1, 2, "run.01", "run", [(0, 1, "ARG0"), (2, 4, "ARG1")])],
+    ),
+    (
+        "John ran home .",
+        ["NNP", "VBD", "NN", "."],
+        ["PROPN", "VERB", "NOUN", "PUNCT"],
+        ["John", "run", "home", "."],
+        [(1, 2, "run.02", "run", [(0, 1, "ARG0"), (2, 3, "ARG4")])],
+    ),
+    (
+        "Mary runs the shop .",
+        ["NNP", "VBZ", "DT", "NN", "."],
+        ["PROPN", "VERB", "DET", "NOUN", "PUNCT"],
+        ["Mary", "run", "the", "shop", "."],
+        [(1, 2, "run.01", "run", [(0, 1, "ARG0"), (2, 4, "ARG1")])],
+    ),
+    (
+        "Mary runs away .",
+        ["NNP", "VBZ", "RB", "."],
+        ["PROPN", "VERB", "ADV", "PUNCT"],
+        ["Mary", "run", "away", "."],
+        [(1, 2, "run.02", "run", [(0, 1, "ARG0"), (2, 3, "ARGM-DIR")])],
+    ),
+    (
+        "Their decision was wrong .",
+        ["PRP$", "NN", "VBD", "JJ", "."],
+        ["PRON", "NOUN", "AUX", "ADJ", "PUNCT"],
+        ["their", "decision", "be", "wrong", "."],
+        [
+            (1, 2, "decide.01", "decide", [(0, 1, "ARG0")]),
+            (2, 3, "be.01", "be", [(0, 2, "ARG1"), (3, 4, "ARG2")]),
+        ],
+    ),
+    (
+        "They picked up the kids .",
+        ["PRP", "VBD", "RP", "DT", "NNS", "."],
+        ["PRON", "VERB", "ADP", "DET", "NOUN", "PUNCT"],
+        ["they", "pick", "up", "the", "kid", "."],
+        [(1, 3, "pick_up.01", "pick", [(0, 1, "ARG0"), (3, 5, "ARG1")])],
+    ),
+]
+
+
+def make_examples(nlp):
+    examples = []
+    for text, tags, pos, lemmas, frames in DATA:
+        words = text.split()
+        ref = Doc(nlp.vocab, words=words, tags=tags, pos=pos, lemmas=lemmas)
+        set_srl_frames(
+            ref,
+            [
+                {
+                    "predicate": [s, e],
+                    "roleset": rs,
+                    "lemma": lem,
+                    "roles": [list(r) for r in roles],
+                }
+                for s, e, rs, lem, roles in frames
+            ],
+        )
+        examples.append(Example(nlp.make_doc(text), ref))
+    return examples
+
+
+@pytest.fixture(scope="module")
+def trained():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL})
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(150):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    return nlp
+
+
+def test_label_data_has_senses_candidates_lemma_trees_and_pos(trained):
+    data = trained.get_pipe("lisa_srl").label_data
+    assert data["senses"] == ["be.01", "decide.01", "pick_up.01", "run.01", "run.02"]
+    # candidates are keyed by the frame lemma, and by the UD lemma where it differs
+    assert sorted(data["sense_candidates"]["run"]) == ["run.01", "run.02"]
+    assert data["sense_candidates"]["decide"] == ["decide.01"]
+    assert data["sense_candidates"]["decision"] == ["decide.01"]
+    assert data["sense_candidates"]["pick"] == ["pick_up.01"]
+    assert {"AUX", "NOUN", "VERB"} == set(data["pred_pos_labels"])
+    assert ["ran", "run"] in data["lemma_trees"] or ["runs", "run"] in data["lemma_trees"]
+
+
+def test_learned_sense_disambiguates_one_lemma(trained):
+    """run.01 (run a company) vs run.02 (run home/away): the same lemma, two senses,
+    told apart by context, which a most-frequent-sense table cannot do."""
+    by_text = {}
+    for doc in trained.pipe([d[0] for d in DATA]):
+        by_text[doc.text] = {f.predicate.text: (f.roleset, f.lemma) for f in doc._.srl_frames}
+    assert by_text["John ran the company ."]["ran"] == ("run.01", "run")
+    assert by_text["John ran home ."]["ran"] == ("run.02", "run")
+    assert by_text["Mary runs away ."]["runs"] == ("run.02", "run")
+    # a nominal predicate gets its verb frame's roleset; its edit tree (decision ->
+    # decide) was seen once, below MIN_LEMMA_TREE_FREQ, so the lemma is the form's
+    assert by_text["Their decision was wrong ."]["decision"] == ("decide.01", "decision")
+
+
+def test_every_predicted_frame_has_a_lemma_in_predict_records(trained):
+    texts = ["Peter runs the bank .", "They picked up the kids .", "Zorgs blicketed ."]
+    srl = trained.get_pipe("lisa_srl")
+    srl.predicate_source = "doc"
+    try:
+        docs = []
+        for text, predicates in zip(texts, [[1], [1], [1]], strict=True):
+            doc = trained.make_doc(text)
+            doc._.srl_predicates = predicates
+            docs.append(srl(doc))
+    finally:
+        srl.predicate_source = "model"
+    for doc in docs:
+        records = doc_to_jsonl_records(doc)
+        frames = [f for r in records for f in r["frames"]]
+        assert frames and all(f["lemma"] for f in frames)
+        assert all(f.to_dict()["lemma"] for f in doc._.srl_frames)
+    # an unseen lemma backs off to lemma.01
+    unseen = docs[2]._.srl_frames[0]
+    assert unseen.roleset == f"{unseen.lemma}.01"
+
+
+def test_doc_lemmatiser_lemma_is_used_when_the_model_lemma_has_no_candidates(trained):
+    srl = trained.get_pipe("lisa_srl")
+    srl.predicate_source = "doc"
+    try:
+        doc = Doc(
+            trained.vocab,
+            words="The decision stood .".split(),
+            lemmas=["the", "decision", "stand", "."],
+        )
+        doc._.srl_predicates = [1]
+        doc = srl(doc)
+    finally:
+        srl.predicate_source = "model"
+    assert doc._.srl_frames[0].roleset == "decide.01"
+
+
+def test_predicate_pos_switch_keeps_only_the_listed_types(trained):
+    text = "Their decision was wrong ."
+    all_frames = {f.predicate.text for f in trained(text)._.srl_frames}
+    assert {"decision", "was"} <= all_frames
+    srl = trained.get_pipe("lisa_srl")
+    srl.cfg["predicate_pos"] = ["VERB", "AUX"]
+    try:
+        kept = {f.predicate.text for f in trained(text)._.srl_frames}
+    finally:
+        srl.cfg["predicate_pos"] = None
+    assert "decision" not in kept and "was" in kept
+
+
+def test_predicate_pos_is_a_factory_option(tmp_path):
+    nlp = spacy.blank("en")
+    srl = nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL, "predicate_pos": ["VERB"]})
+    assert srl.cfg["predicate_pos"] == ["VERB"]
+
+
+def test_senses_survive_serialisation(trained, tmp_path):
+    texts = [d[0] for d in DATA]
+    expected = [[(f.roleset, f.lemma) for f in d._.srl_frames] for d in trained.pipe(texts)]
+    trained.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p")
+    assert [[(f.roleset, f.lemma) for f in d._.srl_frames] for d in loaded.pipe(texts)] == expected
+
+
+def test_misspelt_loss_weight_fails_at_construction():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="E027.*sens"):
+        nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL, "loss_weights": {"sens": 1.0}})
+
+
+def test_sense_decoder_restricts_to_the_lemma_candidates():
+    import numpy as np
+
+    decoder = SenseDecoder(["a.01", "b.01", "b.02"], {"b": ["b.02", "b.01"], "c": ["c.02"]})
+    scores = np.array([10.0, 1.0, 2.0])  # a.01 scores best overall but is not a candidate
+    assert decoder.decode(scores, "b") == "b.02"
+    assert decoder.decode(scores, "c") == "c.02"  # frame files only: first listed
+    assert decoder.decode(scores, "d") == "d.01"  # unseen lemma
+
+
+def test_frame_files_extend_candidates(tmp_path):
+    (tmp_path / "zorg.xml").write_text(
+        '<frameset><predicate lemma="zorg"><roleset id="zorg.02" name="x"/>'
+        '<roleset id="zorg.01" name="y"/></predicate></frameset>'
+    )
+    candidates = {"run": ["run.01"]}
+    assert add_frame_file_candidates(candidates, str(tmp_path)) == 2
+    assert candidates["zorg"] == ["zorg.02", "zorg.01"]
+    with pytest.raises(ValueError, match="E028"):
+        add_frame_file_candidates({}, str(tmp_path / "missing"))
