@@ -302,3 +302,22 @@ def test_registered_scorer() -> None:
     # spaCy's Scorer passes its config (e.g. nlp) as keyword arguments
     scores = scorer([example(REL_WORDS, REL_GOLD, REL_GOLD)], nlp=NLP)
     assert scores["srl_f"] == 1.0
+
+
+def test_registered_scorer_v2_takes_the_convention() -> None:
+    # gold "b c" (1, 3), predicted "b" (1, 2) plus a spurious predicate 7
+    gold = [frame((1, 3), (0, 1, "ARG0"))]
+    pred = [frame((1, 2), (0, 1, "ARG0")), frame((7, 8), (4, 5, "ARG1"))]
+    eg = example(WORDS6, pred, gold)
+    make = spacy.registry.scorers.get("spacy-lisa.srl_scorer.v2")
+    # strict: no predicate pairs; 2 false positives, 1 miss
+    assert make()([eg], nlp=NLP)["srl_p"] == 0.0
+    # official (srl-eval.pl): the props share their row, the spurious one is skipped
+    official = make(convention="official")([eg], nlp=NLP)
+    assert official["srl_p"] == official["srl_r"] == 1.0
+    # the predicate scores stay by exact span in both conventions
+    assert official["srl_pred_p"] == 0.0
+    with pytest.raises(ValueError, match="strict"):
+        make(convention="conll")
+    with pytest.raises(ValueError, match="official"):
+        evaluate_srl([eg], convention="perl")
