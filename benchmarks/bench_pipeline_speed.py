@@ -1,0 +1,157 @@
+"""Words per second through ``nlp.pipe`` (issue 14): a ``lisa_srl`` pipeline end to end
+against the project's spaCy tagger+parser pipeline, and both in one pipeline.
+
+Pipelines, all on the same texts (EWT dev sentences from ``corpus/dev.spacy``, one text
+per sentence), ``nlp.pipe(texts, batch_size=64)`` in one process:
+
+- ``lisa``: the ``lisa_srl`` pipeline at ``--lisa`` (default ``training/lisa_cpu/model-best``);
+- ``parser``: the tagger+parser pipeline at ``--parser`` (default ``training/parser/model-best``);
+- ``both``: the parser pipeline with ``lisa_srl`` added from ``--lisa`` (``source=``), so
+  LISA follows the parser's parse (``parse_source="auto"`` -> ``"doc"``);
+- ``trf``: with ``--trf MODEL``, a transformer ``lisa_srl`` pipeline as well.
+
+Each pipeline is warmed up on the first texts, then timed ``--repeats`` times, the
+pipelines interleaved round-robin (on a shared machine every one sees the same background
+load), median reported. Words are the tokens of the docs each pipeline returns. The
+ratios (``lisa/parser``, ``both/parser``, ...) are printed last: compare ratios, not
+absolute figures, on a loaded machine.
+
+``--n-process 2`` times the ``lisa`` pipeline with ``n_process=2`` against ``n_process=1``
+instead (interleaved the same way).
+
+    python benchmarks/bench_pipeline_speed.py [--lisa PATH] [--parser PATH] [--trf PATH]
+        [--limit N] [--repeats 3] [--n-process 2]
+
+Before the trained models exist, any saved pipelines do to check that it runs, e.g.
+``--lisa tests/fixtures/presplit/pipeline`` (``--parser blank`` builds a blank English
+pipeline with an untrained-initialised tagger and parser).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+import spacy
+from spacy.language import Language
+from spacy.tokens import DocBin
+
+import spacy_lisa  # noqa: F401  (registers the lisa_srl factory)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def dev_texts(path: Path = REPO / "corpus" / "dev.spacy", limit: Optional[int] = None) -> List[str]:
+    """One text per sentence of the dev corpus, in corpus order."""
+    docs = DocBin().from_disk(path).get_docs(spacy.blank("en").vocab)
+    texts = [sent.text for doc in docs for sent in doc.sents]
+    return texts[:limit] if limit else texts
+
+
+def blank_parser() -> Language:
+    """English with an untrained-initialised tagger and parser (one tag, one label):
+    only to check that the benchmark runs before the real parser exists."""
+    nlp = spacy.blank("en")
+    tagger = nlp.add_pipe("tagger")
+    parser = nlp.add_pipe("parser")
+    tagger.add_label("X")  # type: ignore[attr-defined]
+    parser.add_label("dep")  # type: ignore[attr-defined]
+    nlp.initialize()
+    return nlp
+
+
+def load(path: str) -> Language:
+    return blank_parser() if path == "blank" else spacy.load(path)
+
+
+def with_lisa(parser_nlp: Language, lisa_nlp: Language) -> Language:
+    """The parser pipeline plus ``lisa_srl`` sourced from ``lisa_nlp`` (LISA's own tok2vec
+    is inside its model, so nothing else needs copying)."""
+    name = next(n for n, pipe in lisa_nlp.pipeline if pipe.__class__.__name__ == "LisaSRL")
+    parser_nlp.add_pipe(name, source=lisa_nlp)
+    return parser_nlp
+
+
+def run_pipe(nlp: Language, texts: List[str], batch_size: int, n_process: int = 1) -> int:
+    """Process ``texts``; returns the number of words (tokens of the returned docs)."""
+    return sum(len(doc) for doc in nlp.pipe(texts, batch_size=batch_size, n_process=n_process))
+
+
+def interleaved(fns: Dict[str, Callable[[], int]], repeats: int) -> Dict[str, Dict[str, float]]:
+    """Median seconds and words/s per function, the functions run round-robin."""
+    times: Dict[str, List[float]] = {name: [] for name in fns}
+    words: Dict[str, int] = {}
+    for r in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            words[name] = fn()
+            times[name].append(time.perf_counter() - start)
+            print(f"  repeat {r + 1}/{repeats} {name:>8}: {times[name][-1]:.2f}s", flush=True)
+    result = {}
+    for name, values in times.items():
+        median = statistics.median(values)
+        result[name] = {"seconds": median, "words": words[name], "wps": words[name] / median}
+    return result
+
+
+def report(results: Dict[str, Dict[str, float]], baseline: str) -> None:
+    print(f"\n{'pipeline':>12} {'words':>8} {'median s':>9} {'words/s':>9}")
+    for name, r in results.items():
+        print(f"{name:>12} {int(r['words']):>8} {r['seconds']:>9.2f} {r['wps']:>9.0f}")
+    print("\nratios (words/s):")
+    for name, r in results.items():
+        if name != baseline:
+            print(f"  {name}/{baseline}: {r['wps'] / results[baseline]['wps']:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lisa", default=str(REPO / "training" / "lisa_cpu" / "model-best"))
+    parser.add_argument("--parser", default=str(REPO / "training" / "parser" / "model-best"))
+    parser.add_argument("--trf", default=None, help="a transformer lisa_srl pipeline too")
+    parser.add_argument("--dev", default=str(REPO / "corpus" / "dev.spacy"))
+    parser.add_argument("--limit", type=int, default=None, help="first N dev sentences")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=128, help="texts per warm-up run")
+    parser.add_argument(
+        "--n-process", type=int, default=1, help="> 1: lisa with n_process=N vs 1 only"
+    )
+    args = parser.parse_args()
+
+    texts = dev_texts(Path(args.dev), args.limit)
+    print(f"{len(texts)} dev sentences, batch_size={args.batch_size}", flush=True)
+    lisa = load(args.lisa)
+    print(f"lisa: {args.lisa} {lisa.pipe_names}", flush=True)
+    batch = args.batch_size
+    fns: Dict[str, Callable[[], int]]
+    if args.n_process > 1:
+        n = args.n_process
+        fns = {
+            "lisa_np1": lambda: run_pipe(lisa, texts, batch),
+            f"lisa_np{n}": lambda: run_pipe(lisa, texts, batch, n),
+        }
+        run_pipe(lisa, texts[: args.warmup], batch)
+        print(f"warmed up; timing n_process={n} vs 1, {args.repeats} repeats", flush=True)
+        report(interleaved(fns, args.repeats), "lisa_np1")
+        return
+    parser_nlp = load(args.parser)
+    both = with_lisa(load(args.parser), lisa)
+    print(f"parser: {args.parser} {parser_nlp.pipe_names}", flush=True)
+    print(f"both: {both.pipe_names}", flush=True)
+    pipelines = {"lisa": lisa, "parser": parser_nlp, "both": both}
+    if args.trf:
+        pipelines["trf"] = load(args.trf)
+        print(f"trf: {args.trf} {pipelines['trf'].pipe_names}", flush=True)
+    for nlp in pipelines.values():
+        run_pipe(nlp, texts[: args.warmup], batch)
+    print(f"warmed up; timing {list(pipelines)}, {args.repeats} repeats", flush=True)
+    fns = {name: (lambda nlp=nlp: run_pipe(nlp, texts, batch)) for name, nlp in pipelines.items()}
+    report(interleaved(fns, args.repeats), "parser")
+
+
+if __name__ == "__main__":
+    main()
