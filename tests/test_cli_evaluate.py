@@ -4,6 +4,8 @@ tiny spaCy parser), save them, evaluate through the typer app."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -72,13 +74,23 @@ ACCURACY_KEYS = ("srl_uas", "srl_las", "srl_pos_acc")
 LEMMAS = {"sold": "sell", "bought": "buy", "barked": "bark", "ran": "run", "said": "say"}
 
 
+UPOS = {"NNP": "PROPN", "VBD": "VERB", "VBN": "VERB", "NN": "NOUN", "JJ": "ADJ"}
+
+
 def gold_doc(nlp: Language, sentence: Tuple[Any, ...]) -> Doc:
     words, tags, heads, deps, frames = sentence
-    doc = Doc(nlp.vocab, words=words, tags=tags, heads=heads, deps=deps)
+    pos = [UPOS.get(t, "X") for t in tags]
+    lemmas = [LEMMAS.get(w, w.lower()) for w in words]
+    doc = Doc(nlp.vocab, words=words, tags=tags, pos=pos, lemmas=lemmas, heads=heads, deps=deps)
     set_srl_frames(
         doc,
         [
-            {"predicate": [p, p + 1], "lemma": LEMMAS[words[p]], "roles": [list(r) for r in roles]}
+            {
+                "predicate": [p, p + 1],
+                "lemma": LEMMAS[words[p]],
+                "roleset": f"{LEMMAS[words[p]]}.01",
+                "roles": [list(r) for r in roles],
+            }
             for p, roles in frames
         ],
     )
@@ -236,3 +248,46 @@ def test_evaluate_reports_input_errors(paths: Dict[str, Path]) -> None:
     # data without any SRL annotation
     result = run(paths["lisa"], paths["plain"])
     assert result.exit_code == 1 and "E257" in result.output
+
+
+SRL_EVAL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "srl-eval.pl"
+
+
+def test_evaluate_official_convention_matches_srl_eval(paths: Dict[str, Path]) -> None:
+    if not SRL_EVAL.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"srl-eval.pl not found at {SRL_EVAL}: CI must run this check")
+        pytest.skip(f"srl-eval.pl not found at {SRL_EVAL}")
+    out = paths["root"] / "official.json"
+    conll = paths["root"] / "conll-official"
+    result = run(paths["lisa"], paths["data"], "--convention", "official", "--output", out,
+                 "--conll-dir", conll, "--sense-baseline", paths["data"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "convention: official" in result.output and "SENSE ACC" in result.output
+    scores = json.loads(out.read_text(encoding="utf8"))
+    assert scores["convention"] == "official"
+    perl = subprocess.run(
+        ["perl", str(SRL_EVAL), str(conll / "gold.props"), str(conll / "pred.props")],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    expected = {}
+    for line in perl.splitlines():
+        cols = line.split()
+        if len(cols) == 7 and cols[1].isdigit() and cols[0] not in ("Overall", "V"):
+            expected[cols[0]] = (int(cols[1]), int(cols[2]), int(cols[3]))
+    counts = {
+        label: (c["correct"], c["excess"], c["missed"])
+        for label, c in scores["srl_per_type_counts"].items()
+    }
+    assert counts == expected
+    # senses: the model's and the lemma-MFS baseline's (trained on the same data: all right)
+    assert 0.0 <= scores["srl_sense_acc"] <= 1.0
+    assert scores["srl_sense_acc_mfs"] == 1.0
+    assert set(scores["srl_pred_per_pos"]) <= {"VERB", "AUX", "NOUN", "ADJ", "other"}
+
+
+def test_evaluate_rejects_unknown_convention(paths: Dict[str, Path]) -> None:
+    result = run(paths["lisa"], paths["data"], "--convention", "perl")
+    assert result.exit_code != 0 and "perl" in result.output

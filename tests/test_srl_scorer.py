@@ -10,7 +10,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.pipeline.scorer import evaluate_srl, make_srl_scorer, score_srl
+from spacy_lisa.pipeline.scorer import evaluate_srl, lemma_mfs, make_srl_scorer, score_srl
 
 NLP = spacy.blank("en")
 
@@ -321,3 +321,56 @@ def test_registered_scorer_v2_takes_the_convention() -> None:
         make(convention="conll")
     with pytest.raises(ValueError, match="official"):
         evaluate_srl([eg], convention="perl")
+
+
+def test_sense_accuracy_and_predicates_by_upos() -> None:
+    words = ["She", "will", "sell", "the", "sale", "cheap", "now"]
+    pos = ["PRON", "AUX", "VERB", "DET", "NOUN", "ADJ", "ADV"]
+    gold_doc = Doc(NLP.vocab, words=words, pos=pos, lemmas=[w.lower() for w in words])
+    set_srl_frames(
+        gold_doc,
+        [
+            {"predicate": [2, 3], "roleset": "sell.01", "roles": [[0, 1, "ARG0"]]},
+            {"predicate": [4, 5], "roleset": "sale.01", "roles": []},
+            {"predicate": [5, 6], "roleset": None, "roles": []},  # no roleset: not scored
+        ],
+    )
+    pred_frames = [
+        {"predicate": [2, 3], "roleset": "sell.01", "roles": [[0, 1, "ARG0"]]},
+        {"predicate": [4, 5], "roleset": "sale.02", "roles": []},  # wrong sense
+        {"predicate": [5, 6], "roleset": "cheap.01", "roles": []},
+        {"predicate": [1, 2], "roleset": "will.01", "roles": []},  # spurious (AUX)
+        {"predicate": [6, 7], "roleset": None, "roles": []},  # spurious (ADV -> other)
+    ]
+    # no POS on the predicted doc: spurious predicates take the aligned gold UPOS
+    pred_doc = make_doc(words, pred_frames)
+    result = evaluate_srl([Example(pred_doc, gold_doc)])
+    scores = result.to_scores()
+    assert (result.senses.correct, result.senses.total) == (1, 2)
+    assert scores["srl_sense_acc"] == 0.5
+    per_pos = scores["srl_pred_per_pos"]
+    assert list(per_pos) == ["VERB", "AUX", "NOUN", "ADJ", "other"]
+    assert per_pos["VERB"] == per_pos["NOUN"] == per_pos["ADJ"] == {"p": 1.0, "r": 1.0, "f": 1.0}
+    assert per_pos["AUX"]["p"] == per_pos["other"]["p"] == 0.0
+    # with POS on the predicted doc, a spurious predicate takes the predicted UPOS
+    tagged = make_doc(words, pred_frames)
+    for token, tag in zip(tagged, ["X", "VERB", "X", "X", "X", "X", "NOUN"], strict=True):
+        token.pos_ = tag
+    per_pos = score_srl([Example(tagged, gold_doc)])["srl_pred_per_pos"]
+    assert set(per_pos) == {"VERB", "NOUN", "ADJ"}
+    assert per_pos["VERB"]["p"] == per_pos["NOUN"]["p"] == 0.5
+    # the lemma MFS baseline on the same matched predicates
+    train = Doc(NLP.vocab, words=["sales", "sell", "sale"], lemmas=["sale", "sell", "sale"])
+    set_srl_frames(
+        train,
+        [
+            {"predicate": [0, 1], "roleset": "sale.02"},
+            {"predicate": [1, 2], "roleset": "sell.01"},
+            {"predicate": [2, 3], "roleset": "sale.02"},
+        ],
+    )
+    table = lemma_mfs([train])
+    assert table == {"sale": "sale.02", "sell": "sell.01"}
+    baseline = evaluate_srl([Example(pred_doc, gold_doc)], sense_baseline=table).to_scores()
+    assert baseline["srl_sense_acc_mfs"] == 0.5  # sell.01 right, sale.02 wrong
+    assert baseline["srl_sense_acc"] == 0.5

@@ -35,7 +35,7 @@ from wasabi import Printer
 
 from ..errors import Errors
 from ..frames import doc_sentences, has_srl_annotation, set_srl_frames
-from ..pipeline.scorer import evaluate_srl, props_rows
+from ..pipeline.scorer import PREDICATE_POS, evaluate_srl, lemma_mfs, props_rows
 from ._app import app
 
 LISA_FACTORY = "lisa_srl"
@@ -47,6 +47,11 @@ class ParseChoice(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.1
     model = "model"
     doc = "doc"
     gold = "gold"
+
+
+class ConventionChoice(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.10)
+    strict = "strict"
+    official = "official"
 
 
 class EvaluateError(ValueError):
@@ -81,6 +86,22 @@ def evaluate_cli(
         help="Directory for words.txt, gold.props and pred.props (CoNLL-2005, for srl-eval.pl)",
         file_okay=False,
     ),
+    convention: ConventionChoice = typer.Option(
+        ConventionChoice.strict,
+        "--convention",
+        help=(
+            "strict: arguments of spurious predicted predicates are false positives; "
+            "official: srl-eval.pl's counts (props paired by the predicate's first token, "
+            "spurious predicates skipped)"
+        ),
+    ),
+    sense_baseline: Optional[Path] = typer.Option(
+        None,
+        "--sense-baseline",
+        help="Training data (.spacy): also score the lemma most-frequent-sense baseline",
+        exists=True,
+        dir_okay=False,
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU id, or -1 for CPU"),
     batch_size: int = typer.Option(64, "--batch-size", "-b", help="Docs per batch", min=1),
 ) -> None:
@@ -95,6 +116,8 @@ def evaluate_cli(
             parser=parser,
             output=output,
             conll_dir=conll_dir,
+            convention=convention.value,
+            sense_baseline=sense_baseline,
             gpu_id=gpu_id,
             batch_size=batch_size,
             silent=False,
@@ -111,15 +134,21 @@ def evaluate(
     parser: Optional[str] = None,
     output: Optional[Path] = None,
     conll_dir: Optional[Path] = None,
+    convention: str = "strict",
+    sense_baseline: Optional[Path] = None,
     gpu_id: int = -1,
     batch_size: int = 64,
     silent: bool = True,
 ) -> Dict[str, Any]:
     """Run the evaluation and return the scores (the dict written with ``--output``)."""
     msg = Printer(no_print=silent)
-    choices = [c.value for c in ParseChoice]
-    if parse not in choices:
-        raise EvaluateError(Errors.E024.format(value=parse, option="--parse", choices=choices))
+    for value, option, enum in (
+        (parse, "--parse", ParseChoice),
+        (convention, "--convention", ConventionChoice),
+    ):
+        choices = [c.value for c in enum]
+        if value not in choices:
+            raise EvaluateError(Errors.E024.format(value=value, option=option, choices=choices))
     if parser is not None and parse != ParseChoice.doc.value:
         raise EvaluateError(Errors.E258.format(parse=parse))
     if gpu_id >= 0:
@@ -127,6 +156,7 @@ def evaluate(
     nlp = spacy.load(model)
     srl_name = _lisa_component(nlp, model)
     gold_docs = _read_gold(nlp, Path(data_path))
+    mfs = _sense_table(nlp, sense_baseline) if sense_baseline is not None else None
     disable: List[str] = []
     if parse == ParseChoice.model.value:
         pred_docs = [_gold_preproc_doc(nlp, gold) for gold in gold_docs]
@@ -165,8 +195,9 @@ def evaluate(
     seconds = time.perf_counter() - start
     n_words = sum(len(doc) for doc in pred_docs)
     examples = [Example(pred, gold) for pred, gold in zip(pred_docs, gold_docs, strict=True)]
-    result = evaluate_srl(examples)
+    result = evaluate_srl(examples, convention=convention, sense_baseline=mfs)
     scores: Dict[str, Any] = result.to_scores()
+    scores["convention"] = convention
     scores["speed"] = n_words / seconds if seconds > 0 else None
     scores["srl_per_type_counts"] = result.per_type_counts()
     scores["parse"] = parse
@@ -189,6 +220,17 @@ def evaluate(
         srsly.write_json(output, scores)
         msg.good(f"Saved scores to {output}")
     return scores
+
+
+def _sense_table(nlp: Language, path: Path) -> Dict[str, str]:
+    """The lemma most-frequent-sense table of the training data at ``path``."""
+    table = lemma_mfs(DocBin().from_disk(path).get_docs(nlp.vocab))
+    if not table:
+        raise EvaluateError(
+            f"--sense-baseline {path}: no frame with a roleset in it. Pass the training "
+            "data written by 'spacy-lisa convert' (e.g. corpus/train.spacy)."
+        )
+    return table
 
 
 def _lisa_component(nlp: Language, model: str) -> str:
@@ -363,12 +405,30 @@ def _print_scores(msg: Printer, scores: Dict[str, Any]) -> None:
         ("PRED P", _pct(scores["srl_pred_p"])),
         ("PRED R", _pct(scores["srl_pred_r"])),
         ("PRED F", _pct(scores["srl_pred_f"])),
+        ("SENSE ACC", _pct(scores["srl_sense_acc"])),
+        *(
+            [("SENSE ACC (lemma MFS)", _pct(scores["srl_sense_acc_mfs"]))]
+            if "srl_sense_acc_mfs" in scores
+            else []
+        ),
         ("UAS", _pct(scores["srl_uas"])),
         ("LAS", _pct(scores["srl_las"])),
         ("POS ACC", _pct(scores["srl_pos_acc"])),
         ("WORDS/S", "-" if speed is None else f"{speed:.0f}"),
     ]
-    msg.table(rows, title=f"Results (parse: {scores['parse']})")
+    msg.table(rows, title=f"Results (parse: {scores['parse']}, convention: {scores['convention']})")
+    per_pos = scores.get("srl_pred_per_pos") or {}
+    if per_pos:
+        msg.table(
+            [
+                (pos, _pct(per_pos[pos]["p"]), _pct(per_pos[pos]["r"]), _pct(per_pos[pos]["f"]))
+                for pos in PREDICATE_POS
+                if pos in per_pos
+            ],
+            header=("Predicate UPOS", "P", "R", "F"),
+            aligns=("l", "r", "r", "r"),
+            title="Predicates by the gold UPOS of their first token",
+        )
     counts = scores["srl_per_type_counts"]
     per_type = scores["srl_per_type"] or {}
     if counts:

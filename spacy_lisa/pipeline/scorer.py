@@ -12,11 +12,24 @@ Conventions (those of the official ``srl-eval.pl`` of CoNLL-2005):
   once, right only if every piece is right. A ``C-X`` with no ``X`` before it becomes a
   plain ``X`` argument (as ``srl-eval.pl`` does).
 - ``R-X`` (reference) arguments are labels of their own.
-- Frames are paired by predicate token span. A gold frame with no predicted frame counts
-  all its arguments as missed. A predicted frame with no gold frame counts all its
-  arguments as false positives (``count_spurious_predicates=True``, the default, the
-  usual end-to-end convention); note that the stock ``srl-eval.pl`` instead skips such
-  props with a warning: pass ``count_spurious_predicates=False`` to reproduce it.
+- ``convention="strict"`` (the default, the usual end-to-end convention): frames are
+  paired by predicate token span. A gold frame with no predicted frame counts all its
+  arguments as missed; a predicted frame with no gold frame counts all its arguments as
+  false positives (``count_spurious_predicates=False`` skips them instead, still pairing
+  by span: the approximation of srl-eval.pl this scorer had before ``"official"``).
+- ``convention="official"``: the counts ``srl-eval.pl`` prints for the props files
+  ``spacy-lisa evaluate --conll-dir`` writes (see the notes above
+  :func:`props_rows`): props pair by their row, i.e. the predicate's *first token*, so
+  a one-token "grow" predicted for a gold "grow up" is scored against it; props with no
+  gold at their row are skipped.
+
+Predicates: ``srl_pred_p/r/f`` by exact predicate span (both conventions), and by the
+gold UPOS of the predicate's first token in ``srl_pred_per_pos`` (``VERB``, ``AUX``,
+``NOUN``, ``ADJ``, ``other``; a spurious predicate takes its predicted token's UPOS when
+the predicted doc has POS, else the aligned reference token's). ``srl_sense_acc``: the
+share of predicted predicates matching a gold predicate (same span) that has a roleset
+whose roleset is right; with ``sense_baseline`` (:func:`lemma_mfs`) also
+``srl_sense_acc_mfs``, the lemma most-frequent-sense baseline on the same predicates.
 
 Offsets are compared in *reference-token* offsets: predicted spans are mapped through
 ``example.alignment``; a predicted span whose boundaries fall inside a reference token
@@ -35,13 +48,14 @@ was nothing to score (no gold and no prediction), else a float in [0, 1].
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import spacy
 from spacy.scorer import PRFScore
+from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..alignment import TokenMap
@@ -50,6 +64,8 @@ from ..errors import Errors
 from ..frames import SRLFrame, doc_sentences, has_srl_annotation
 
 CONTINUATION_PREFIX = "C-"
+# the predicate classes of ``srl_pred_per_pos`` (UPOS of the predicate's first token)
+PREDICATE_POS = ("VERB", "AUX", "NOUN", "ADJ", "other")
 STRICT = "strict"
 OFFICIAL = "official"
 CONVENTIONS = (STRICT, OFFICIAL)
@@ -81,6 +97,9 @@ class SRLEvaluation:
     uas: AccuracyCount = field(default_factory=AccuracyCount)
     las: AccuracyCount = field(default_factory=AccuracyCount)
     pos: AccuracyCount = field(default_factory=AccuracyCount)
+    senses: AccuracyCount = field(default_factory=AccuracyCount)
+    senses_baseline: AccuracyCount = field(default_factory=AccuracyCount)
+    pred_per_pos: Dict[str, PRFScore] = field(default_factory=lambda: defaultdict(PRFScore))
     n_docs: int = 0  # reference docs with SRL annotation
     n_gold_frames: int = 0
     n_pred_frames: int = 0
@@ -98,6 +117,18 @@ class SRLEvaluation:
             if len(self.args) > 0
             else None
         )
+        scores["srl_sense_acc"] = self.senses.value
+        scores["srl_pred_per_pos"] = (
+            {
+                pos: self.pred_per_pos[pos].to_dict()
+                for pos in PREDICATE_POS
+                if pos in self.pred_per_pos
+            }
+            if len(self.predicates) > 0
+            else None
+        )
+        if self.senses_baseline.total:
+            scores["srl_sense_acc_mfs"] = self.senses_baseline.value
         scores["srl_uas"] = self.uas.value
         scores["srl_las"] = self.las.value
         scores["srl_pos_acc"] = self.pos.value
@@ -117,35 +148,44 @@ class SRLEvaluation:
         }
 
 
-def _frame_arguments(frame: SRLFrame, to_ref: Optional[TokenMap]) -> List[Argument]:
-    """The frame's arguments with ``C-X`` pieces joined to their ``X`` (V excluded).
-    ``to_ref`` maps predicted offsets to reference offsets (``None`` for gold)."""
-    pieces: List[List[Tuple[int, int]]] = []
+def join_continuations(roles: Iterable[Tuple[int, int, str]]) -> List[Argument]:
+    """Arguments ``(type, pieces)`` of one frame's roles ``(start, end, label)`` (any
+    offsets, e.g. tokens or characters): each ``C-X`` piece joined to the closest ``X``
+    before it, an orphan ``C-X`` a plain ``X``, ``V`` left out."""
+    pieces: List[List[Piece]] = []
     types: List[str] = []
     last_of_type: Dict[str, int] = {}
-    for role in sorted(frame.roles, key=lambda r: (r.start, r.end)):
-        label = role.label_
+    for start, end, label in sorted(roles, key=lambda r: (r[0], r[1])):
         if label.startswith(CONTINUATION_PREFIX) and label[2:] in last_of_type:
-            pieces[last_of_type[label[2:]]].append((role.start, role.end))
+            pieces[last_of_type[label[2:]]].append((start, end))
             continue
         if label.startswith(CONTINUATION_PREFIX):  # orphan C-X: a plain X, as srl-eval.pl
             label = label[2:]
         last_of_type[label] = len(types)
         types.append(label)
-        pieces.append([(role.start, role.end)])
-    args: List[Argument] = []
-    for label, spans in zip(types, pieces, strict=True):
-        if label == VERB:
-            continue
-        if to_ref is not None:
-            mapped = []
-            for start, end in spans:
-                ref_span = to_ref.span(start, end)
-                # negative offsets never equal a gold piece, yet stay distinct per span
-                mapped.append(ref_span if ref_span is not None else (-1 - start, -1 - end))
-            spans = mapped
-        args.append((label, tuple(sorted(spans))))
-    return args
+        pieces.append([(start, end)])
+    return [
+        (label, tuple(sorted(spans)))
+        for label, spans in zip(types, pieces, strict=True)
+        if label != VERB
+    ]
+
+
+def _frame_arguments(frame: SRLFrame, to_ref: Optional[TokenMap]) -> List[Argument]:
+    """The frame's arguments with ``C-X`` pieces joined to their ``X`` (V excluded).
+    ``to_ref`` maps predicted offsets to reference offsets (``None`` for gold)."""
+    args = join_continuations((r.start, r.end, r.label_) for r in frame.roles)
+    if to_ref is None:
+        return args
+    mapped_args: List[Argument] = []
+    for label, spans in args:
+        mapped = []
+        for start, end in spans:
+            ref_span = to_ref.span(start, end)
+            # negative offsets never equal a gold piece, yet stay distinct per span
+            mapped.append(ref_span if ref_span is not None else (-1 - start, -1 - end))
+        mapped_args.append((label, tuple(sorted(mapped))))
+    return mapped_args
 
 
 def _frames_by_predicate(
@@ -161,12 +201,70 @@ def _frames_by_predicate(
     return out
 
 
+def _pos_class(pos: str) -> str:
+    return pos if pos in PREDICATE_POS else "other"
+
+
+def _score_predicates(
+    example: Example,
+    token_map: TokenMap,
+    gold: Dict[Piece, List[SRLFrame]],
+    pred: Dict[Piece, List[SRLFrame]],
+    result: SRLEvaluation,
+    sense_baseline: Optional[Mapping[str, str]],
+) -> None:
+    """Predicate P/R/F by the gold UPOS of the predicate's first token and the sense
+    (roleset) accuracy of the predicted predicates that match a gold one by span."""
+    ref, predicted = example.reference, example.predicted
+    pred_has_pos = predicted.has_annotation("POS")
+    for key in set(gold) | set(pred):
+        if key in gold:
+            pos = _pos_class(ref[key[0]].pos_)
+        else:  # a spurious predicate: the predicted token's UPOS, else the aligned one's
+            start = pred[key][0].predicate.start
+            partner = token_map.token(start)
+            if pred_has_pos:
+                pos = _pos_class(predicted[start].pos_)
+            else:
+                pos = _pos_class(ref[partner].pos_) if partner is not None else "other"
+        prf = result.pred_per_pos[pos]
+        if key in gold and key in pred:
+            prf.tp += 1
+        elif key in gold:
+            prf.fn += 1
+        else:
+            prf.fp += 1
+        for gold_frame, pred_frame in zip(gold.get(key, []), pred.get(key, []), strict=False):
+            if not gold_frame.roleset:
+                continue
+            result.senses.total += 1
+            result.senses.correct += int(pred_frame.roleset == gold_frame.roleset)
+            if sense_baseline is not None:
+                lemma = ref[key[0]].lemma_
+                guess = sense_baseline.get(lemma, f"{lemma}.01")
+                result.senses_baseline.total += 1
+                result.senses_baseline.correct += int(guess == gold_frame.roleset)
+
+
+def lemma_mfs(docs: Iterable[Doc]) -> Dict[str, str]:
+    """The lemma most-frequent-sense table of a training set: for each lemma
+    (``token.lemma_`` of a gold predicate's first token), its most frequent roleset
+    (ties: the first seen). The baseline guesses ``lemma.01`` for unseen lemmas."""
+    counts: Dict[str, Counter] = defaultdict(Counter)
+    for doc in docs:
+        for frame in doc._.srl_frames:
+            if frame.roleset:
+                counts[doc[frame.predicate.start].lemma_][frame.roleset] += 1
+    return {lemma: c.most_common(1)[0][0] for lemma, c in counts.items()}
+
+
 def _score_frames(
     example: Example,
     token_map: TokenMap,
     result: SRLEvaluation,
     convention: str,
     count_spurious_predicates: bool,
+    sense_baseline: Optional[Mapping[str, str]],
 ) -> None:
     gold = _frames_by_predicate(example.reference._.srl_frames, None)
     pred = _frames_by_predicate(example.predicted._.srl_frames, token_map)
@@ -174,6 +272,7 @@ def _score_frames(
     result.n_gold_frames += sum(len(v) for v in gold.values())
     result.n_pred_frames += sum(len(v) for v in pred.values())
     result.predicates.score_set(set(pred), set(gold))
+    _score_predicates(example, token_map, gold, pred, result, sense_baseline)
     if convention == OFFICIAL:
         _score_frames_official(example, token_map, result)
         return
@@ -447,17 +546,21 @@ def evaluate_srl(
     convention: str = STRICT,
     count_spurious_predicates: bool = True,
     pos_attr: str = "tag_",
+    sense_baseline: Optional[Mapping[str, str]] = None,
 ) -> SRLEvaluation:
     """Count SRL, predicate, parse and POS agreement over ``examples`` (see module doc).
     ``convention``: ``"strict"`` (frames paired by predicate span; the arguments of
     spurious predicates are false positives unless ``count_spurious_predicates=False``)
-    or ``"official"`` (srl-eval.pl's counts on the props files)."""
+    or ``"official"`` (srl-eval.pl's counts on the props files). ``sense_baseline``: a
+    lemma -> roleset table (:func:`lemma_mfs`) scored beside the model's senses."""
     _check_convention(convention)
     result = SRLEvaluation()
     for example in examples:
         token_map = TokenMap(example)
         if has_srl_annotation(example.reference):
-            _score_frames(example, token_map, result, convention, count_spurious_predicates)
+            _score_frames(
+                example, token_map, result, convention, count_spurious_predicates, sense_baseline
+            )
         _score_parse(example, token_map, result)
         _score_pos(example, token_map, result, pos_attr)
     return result
