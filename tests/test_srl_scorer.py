@@ -335,7 +335,7 @@ def test_sense_accuracy_and_predicates_by_upos() -> None:
             {"predicate": [5, 6], "roleset": None, "roles": []},  # no roleset: not scored
         ],
     )
-    pred_frames = [
+    pred_frames: List[Dict[str, Any]] = [
         {"predicate": [2, 3], "roleset": "sell.01", "roles": [[0, 1, "ARG0"]]},
         {"predicate": [4, 5], "roleset": "sale.02", "roles": []},  # wrong sense
         {"predicate": [5, 6], "roleset": "cheap.01", "roles": []},
