@@ -324,8 +324,32 @@ def test_viterbi_batch_equals_reference_decoder(seed: int, chunk_size: int) -> N
         start = rng.normal(size=len(labels)).astype("f")
     if seed % 4 == 3 and trans is not None:  # ties in the transitions too
         trans, start = np.round(trans), np.round(start)
+    expected = reference_viterbi_batch(scores, lengths, labels, trans, start)
     batch = viterbi_decode_batch(scores, lengths, labels, trans, start, chunk_size=chunk_size)
-    assert batch == reference_viterbi_batch(scores, lengths, labels, trans, start)
+    assert batch == expected
+    for prune in (False, True):  # with and without skipping the labels that cannot win
+        paths = viterbi_paths(
+            scores, lengths, labels, trans, start, chunk_size=chunk_size, prune=prune
+        )
+        assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_viterbi_pruning_on_peaked_scores(seed: int) -> None:
+    """Scores like a trained model's (one confident label per token): most previous labels
+    are skipped, the paths stay exactly the reference's."""
+    rng = np.random.default_rng(300 + seed)
+    labels = CONLL05_LABELS
+    scores, lengths = random_batch(rng, labels, 50, 15)
+    gold = np.where(
+        rng.random(scores.shape[:2]) < 0.7, 0, rng.integers(0, len(labels), scores.shape[:2])
+    )
+    np.put_along_axis(scores, gold[..., None], 10.0, axis=2)
+    trans, start = estimate_transitions([["O", "B-A0", "I-A0", "O", "B-V", "B-A1"]], labels)
+    trans, start = 0.5 * trans.astype("f"), 0.5 * start.astype("f")
+    expected = reference_viterbi_batch(scores, lengths, labels, trans, start)
+    paths = viterbi_paths(scores, lengths, labels, trans, start, prune=True)
+    assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
 
 
 @pytest.mark.parametrize("seed", range(10))

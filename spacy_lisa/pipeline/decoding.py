@@ -274,6 +274,7 @@ def viterbi_paths(
     start: Optional[np.ndarray] = None,
     *,
     chunk_size: int = 32,
+    prune: bool = True,
 ) -> np.ndarray:
     """Best valid BIO paths of many frames: ``log_probs`` ``[F, T, L]`` padded to the
     longest frame, ``lengths`` the real length of each. Returns ``[F, T]`` label ids,
@@ -315,7 +316,7 @@ def viterbi_paths(
             continue
         span = int(sizes[idx].max())
         paths[idx, :span] = _viterbi_chunk(
-            scores[idx, :span], sizes[idx], first, free_t, inside_t, info
+            scores[idx, :span], sizes[idx], first, free_t, inside_t, info, prune
         )
     return paths
 
@@ -327,6 +328,7 @@ def _viterbi_chunk(
     free_t: np.ndarray,
     inside_t: np.ndarray,
     info: BioLabels,
+    prune: bool = True,
 ) -> np.ndarray:
     """Viterbi over ``scores`` ``[F, T, L]`` (every size >= 1, T = max size); returns
     ``[F, T]`` label ids, -1 past each size."""
@@ -343,13 +345,35 @@ def _viterbi_chunk(
     cand = np.empty((n_frames, n_free, n_labels), dtype=np.float64)  # reused every step
     best = np.empty((n_frames, n_labels), dtype=np.float64)
     all_active = bool((sizes == n_tokens).all())
+    # exact pruning of the dense max: a previous label p can win no next label of frame f
+    # when delta[f, p] + (p's best transition) < the score that f's best label so far
+    # reaches in every next label; the labels no frame of the chunk needs are skipped
+    free_rowmax = free_t.max(axis=0) if prune else None  # [L]
+    free_rows_t = np.ascontiguousarray(free_t.T)  # [L, L_free], row = previous
     for t in range(1, n_tokens):
-        np.add(delta[:, None, :], free_t[None, :, :], out=cand)  # [F, next, prev]
-        arg = cand.argmax(axis=2)
-        back[t][:, free] = arg
-        best[:, free] = cand.reshape(-1, n_labels)[free_rows, arg.reshape(-1)].reshape(
-            n_frames, n_free
-        )
+        kept = None
+        if free_rowmax is not None:
+            top = delta.argmax(axis=1)
+            floor = (delta[rows, top][:, None] + free_rows_t[top]).min(axis=1)  # [F]
+            needed = ((delta + free_rowmax) >= floor[:, None]).any(axis=0)
+            kept = np.flatnonzero(needed)
+            if kept.size * 4 > n_labels * 3:  # too few to skip: the dense max is as fast
+                kept = None
+        if kept is None:
+            np.add(delta[:, None, :], free_t[None, :, :], out=cand)  # [F, next, prev]
+            arg = cand.argmax(axis=2)
+            back[t][:, free] = arg
+            best[:, free] = cand.reshape(-1, n_labels)[free_rows, arg.reshape(-1)].reshape(
+                n_frames, n_free
+            )
+        else:
+            # the kept labels stay in ascending order: ties still go to the lowest id
+            sub = delta[:, kept][:, None, :] + free_t[:, kept][None, :, :]  # [F, next, K]
+            arg = sub.argmax(axis=2)
+            back[t][:, free] = kept[arg]
+            best[:, free] = sub.reshape(-1, kept.size)[free_rows, arg.reshape(-1)].reshape(
+                n_frames, n_free
+            )
         if n_inside:
             cand_in = delta[:, inside_prev] + inside_t  # [F, L_in, k]
             arg_in = cand_in.argmax(axis=2)
