@@ -36,6 +36,7 @@ from wasabi import Printer
 from ..errors import Errors
 from ..frames import doc_sentences, has_srl_annotation, set_srl_frames
 from ..pipeline.scorer import PREDICATE_POS, evaluate_srl, lemma_mfs, props_rows
+from ..raw_evaluation import evaluate_raw
 from ._app import app
 
 LISA_FACTORY = "lisa_srl"
@@ -102,6 +103,14 @@ def evaluate_cli(
         exists=True,
         dir_okay=False,
     ),
+    raw: bool = typer.Option(
+        False,
+        "--raw",
+        help=(
+            "Evaluate on raw text: the pipeline tokenises, segments and parses each gold "
+            "document's text; frames are matched to gold by character offsets"
+        ),
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU id, or -1 for CPU"),
     batch_size: int = typer.Option(64, "--batch-size", "-b", help="Docs per batch", min=1),
 ) -> None:
@@ -118,6 +127,7 @@ def evaluate_cli(
             conll_dir=conll_dir,
             convention=convention.value,
             sense_baseline=sense_baseline,
+            raw=raw,
             gpu_id=gpu_id,
             batch_size=batch_size,
             silent=False,
@@ -136,6 +146,7 @@ def evaluate(
     conll_dir: Optional[Path] = None,
     convention: str = "strict",
     sense_baseline: Optional[Path] = None,
+    raw: bool = False,
     gpu_id: int = -1,
     batch_size: int = 64,
     silent: bool = True,
@@ -156,6 +167,11 @@ def evaluate(
     nlp = spacy.load(model)
     srl_name = _lisa_component(nlp, model)
     gold_docs = _read_gold(nlp, Path(data_path))
+    if raw:
+        return _evaluate_raw(
+            nlp, srl_name, model, data_path, parse, parser, conll_dir, sense_baseline,
+            convention, output, batch_size, msg,
+        )  # fmt: skip
     mfs = _sense_table(nlp, sense_baseline) if sense_baseline is not None else None
     disable: List[str] = []
     if parse == ParseChoice.model.value:
@@ -215,6 +231,50 @@ def evaluate(
                 "are not in pred.props (the scores above count them as false positives)"
             )
         msg.good(f"Wrote words.txt, gold.props and pred.props to {conll_dir}")
+    if output is not None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, scores)
+        msg.good(f"Saved scores to {output}")
+    return scores
+
+
+def _evaluate_raw(
+    nlp: Language,
+    srl_name: str,
+    model: str,
+    data_path: Path,
+    parse: str,
+    parser: Optional[str],
+    conll_dir: Optional[Path],
+    sense_baseline: Optional[Path],
+    convention: str,
+    output: Optional[Path],
+    batch_size: int,
+    msg: Printer,
+) -> Dict[str, Any]:
+    """``--raw``: the pipeline reads each gold document's text (see raw_evaluation)."""
+    for given, option in (
+        (parse == ParseChoice.gold.value, "--parse gold"),
+        (parser is not None, "--parser"),
+        (conll_dir is not None, "--conll-dir"),
+        (sense_baseline is not None, "--sense-baseline"),
+    ):
+        if given:
+            raise EvaluateError(
+                f"{option} needs gold tokens and cannot be combined with --raw. Leave it "
+                "out, or evaluate on gold tokens (without --raw)."
+            )
+    if parse == ParseChoice.doc.value and not _parse_writers(nlp, srl_name, before_only=True):
+        raise EvaluateError(Errors.E254.format(model=model, pipes=nlp.pipe_names))
+    _read_gold(nlp, Path(data_path))  # an error when nothing carries SRL annotation
+    docs = list(DocBin().from_disk(data_path).get_docs(nlp.vocab))
+    srl = nlp.get_pipe(srl_name)
+    srl.parse_source = parse  # type: ignore[attr-defined]
+    msg.info(f"Evaluating on raw text, parse: {parse}, pipeline: {', '.join(nlp.pipe_names)}")
+    result = evaluate_raw(nlp, docs, convention=convention, batch_size=batch_size)
+    scores = result.to_scores()
+    scores.update(raw=True, parse=parse, parser=None, convention=convention)
+    _print_raw_scores(msg, scores)
     if output is not None:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, scores)
@@ -429,6 +489,33 @@ def _print_scores(msg: Printer, scores: Dict[str, Any]) -> None:
             aligns=("l", "r", "r", "r"),
             title="Predicates by the gold UPOS of their first token",
         )
+    _print_per_role(msg, scores)
+
+
+def _print_raw_scores(msg: Printer, scores: Dict[str, Any]) -> None:
+    speed = scores.get("speed")
+    args, preds = scores["n_gold_args"], scores["n_gold_frames"]
+    rows: List[Tuple[str, str]] = [
+        ("SRL P", _pct(scores["srl_p"])),
+        ("SRL R", _pct(scores["srl_r"])),
+        ("SRL F", _pct(scores["srl_f"])),
+        ("PRED P", _pct(scores["srl_pred_p"])),
+        ("PRED R", _pct(scores["srl_pred_r"])),
+        ("PRED F", _pct(scores["srl_pred_f"])),
+        ("SENSE ACC", _pct(scores["srl_sense_acc"])),
+        ("GOLD ARGS UNREACHABLE", f"{scores['n_gold_args_unreachable']} / {args}"),
+        ("GOLD PREDS UNREACHABLE", f"{scores['n_gold_preds_unreachable']} / {preds}"),
+        ("SENTENCES (GOLD / PRED)", f"{scores['n_sentences']} / {scores['n_pred_sentences']}"),
+        ("WORDS/S", "-" if speed is None else f"{speed:.0f}"),
+    ]
+    msg.table(
+        rows,
+        title=f"Results on raw text (parse: {scores['parse']}, convention: {scores['convention']})",
+    )
+    _print_per_role(msg, scores)
+
+
+def _print_per_role(msg: Printer, scores: Dict[str, Any]) -> None:
     counts = scores["srl_per_type_counts"]
     per_type = scores["srl_per_type"] or {}
     if counts:
