@@ -174,6 +174,21 @@ class SRLCorpus(Corpus):
                     if 0 < len(ref_sent) < self.max_length:
                         yield self._make_example(nlp, ref_sent, False)
 
+    def _make_example(self, nlp: "Language", reference: Doc, gold_preproc: bool) -> Example:
+        """spaCy's example, whose predicted doc also knows the gold sentence boundaries
+        with ``gold_preproc`` (gold sentences are what that setting means): without
+        them ``lisa_srl`` would split a gold sentence by punctuation rules (W003)."""
+        example = super()._make_example(nlp, reference, gold_preproc)
+        if gold_preproc and len(example.x) == len(reference):
+            sent_starts = (
+                [bool(t.is_sent_start) for t in reference]
+                if reference.has_annotation("SENT_START")
+                else [True] + [False] * (len(reference) - 1)
+            )
+            for token, start in zip(example.x, sent_starts, strict=True):
+                token.is_sent_start = start
+        return example
+
     def make_examples_gold_preproc(
         self, nlp: "Language", reference_docs: Iterable[Doc]
     ) -> Iterator[Example]:
