@@ -14,6 +14,17 @@ Which parse the component's syntactic head follows (``--parse``):
 - ``gold``: the reference heads and labels injected into the docs (the pipeline's own
   parser/senter disabled). UAS/LAS then measure the parse the model used, i.e. 100.
 
+Which convention counts the arguments (``--convention``, see
+:mod:`spacy_lisa.pipeline.scorer`): ``strict`` (default: the arguments of spurious
+predicted predicates are false positives) or ``official`` (the counts ``srl-eval.pl``
+prints for the ``--conll-dir`` files: props paired by the predicate's first token,
+spurious ones skipped). ``--sense-baseline TRAIN.spacy`` adds the lemma
+most-frequent-sense accuracy on the same predicates as the model's ``srl_sense_acc``.
+
+``--raw`` evaluates on raw text instead (:mod:`spacy_lisa.raw_evaluation`): the whole
+pipeline reads each gold document's text (tokeniser, sentence splitter, parser
+included) and frames are matched by character offsets.
+
 Words/s times the ``lisa`` pipeline only (an external ``--parser`` is not counted).
 """
 
