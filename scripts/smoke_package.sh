@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install a packaged pipeline wheel into a fresh virtualenv and label one sentence.
-# Usage: scripts/smoke_package.sh packages/en_lisa_srl_ewt-0.1.0
+# Usage: scripts/smoke_package.sh packages/en_lisa_srl_ewt_cpu-0.1.0
 set -euo pipefail
 package_dir=$1
 wheel=$(ls "$package_dir"/dist/*.whl | head -n 1)

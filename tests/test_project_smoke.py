@@ -43,9 +43,11 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "6",
         "--vars.parser_max_steps",
         "6",
+        "--vars.vectors_max_pieces",
+        "3000",
     ]
     spacy = [sys.executable, "-m", "spacy", "project", "run"]
-    for step in ("convert", "train-parser", "train", "evaluate", "package"):
+    for step in ("convert", "vectors", "train-parser", "train", "evaluate", "package"):
         _run(spacy + [step, ".", *overrides], project)
 
     stats = json.loads((project / "corpus/train.stats.json").read_text())
@@ -59,10 +61,15 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "metrics/lisa_cpu-spacy-parser.json",
         "metrics/lisa_cpu-gold.json",
         "metrics/lisa_cpu.md",
+        "metrics/lisa_cpu-raw.json",
+        "training/pipelines/lisa_cpu/meta.json",
     ):
         assert (project / path).exists(), path
     scores = json.loads((project / "metrics/lisa_cpu-gold.json").read_text())
     assert 0.0 <= scores["srl_f"] <= 1.0
+    # the assembled pipeline segments and parses raw text in front of lisa_srl
+    meta = json.loads((project / "training/pipelines/lisa_cpu/meta.json").read_text())
+    assert meta["pipeline"][-1] == "lisa_srl" and "parser" in meta["pipeline"]
     assert "| SRL F1 |" in (project / "metrics/lisa_cpu.md").read_text()
 
     # the packaged wheel installs (without dependencies: they are this environment's) and
@@ -86,7 +93,9 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     )
     code = (
         "import sys, spacy; sys.path.insert(0, sys.argv[1]); "
-        "nlp = spacy.load('en_lisa_srl_ewt'); doc = nlp('The company sold its shares.'); "
-        "assert isinstance(doc._.srl_frames, list); print('loaded', nlp.pipe_names)"
+        "nlp = spacy.load('en_lisa_srl_ewt_cpu'); "
+        "doc = nlp('The company sold its shares. Investors bought them. Prices rose.'); "
+        "assert isinstance(doc._.srl_frames, list) and doc.has_annotation('SENT_START'); "
+        "print('loaded', nlp.pipe_names)"
     )
     _run([sys.executable, "-c", code, str(target)], project)

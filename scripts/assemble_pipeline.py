@@ -1,0 +1,63 @@
+"""Assemble the pipeline users load for raw text: the project's UD tagger, morphologizer,
+parser and lemmatizer (which also split sentences) in front of a trained ``lisa_srl``,
+with the EWT-style tokenizer.
+
+    python scripts/assemble_pipeline.py training/lisa_cpu/model-best \
+        training/parser/model-best training/pipelines/lisa_cpu
+
+The result is what ``spacy package`` turns into ``en_lisa_srl_ewt_cpu`` /
+``en_lisa_srl_ewt_trf``. ``lisa_srl`` follows the parser's parse there
+(``parse_source="auto"``), takes the lemmatiser's lemmas where its own lemma has no
+roleset candidates, and its windows are the parser's sentences.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import spacy
+
+# the parser pipeline's components, in pipeline order (tok2vec first: the others listen)
+PARSER_COMPONENTS = ("tok2vec", "tagger", "morphologizer", "parser", "trainable_lemmatizer")
+EWT_TOKENIZER = {"@tokenizers": "spacy-lisa.EWTTokenizer.v1"}
+
+
+def assemble(srl_path: Path, parser_path: Path, *, ewt_tokenizer: bool = True) -> spacy.Language:
+    # start from the SRL pipeline: it holds the static vectors lisa_cpu's Tok2Vec reads
+    # (the parser pipeline has none, so its components may be sourced into this one)
+    nlp = spacy.load(srl_path)
+    parser_nlp = spacy.load(parser_path)
+    first = nlp.pipe_names[0]
+    for name in PARSER_COMPONENTS:
+        if name in parser_nlp.pipe_names:
+            nlp.add_pipe(name, source=parser_nlp, before=first)
+    if ewt_tokenizer:
+        from spacy.util import registry
+
+        nlp.config["nlp"]["tokenizer"] = dict(EWT_TOKENIZER)
+        nlp.tokenizer = registry.resolve({"t": EWT_TOKENIZER})["t"](nlp)
+    return nlp
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("srl", type=Path, help="trained lisa_srl pipeline (model-best)")
+    parser.add_argument("parser", type=Path, help="trained tagger/parser pipeline")
+    parser.add_argument("output", type=Path)
+    parser.add_argument("--name", default=None, help="meta name, e.g. lisa_srl_ewt_cpu")
+    parser.add_argument("--default-tokenizer", action="store_true")
+    args = parser.parse_args()
+    nlp = assemble(args.srl, args.parser, ewt_tokenizer=not args.default_tokenizer)
+    if args.name:
+        nlp.meta["name"] = args.name
+    nlp.meta["description"] = (
+        "Semantic role labelling (LISA) for raw English text: UD tagger, morphologizer, "
+        "parser and lemmatizer trained on EWT, then lisa_srl. Frames in doc._.srl_frames."
+    )
+    nlp.to_disk(args.output)
+    print(f"{args.output}: {nlp.pipe_names}")
+
+
+if __name__ == "__main__":
+    main()
