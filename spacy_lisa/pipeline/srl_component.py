@@ -31,6 +31,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 from thinc.types import Ints1d, Ints2d
 
+from ..alignment import one_to_one
 from ..bio import OUTSIDE, VERB, bio_to_spans, spans_to_bio
 from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
@@ -828,25 +829,9 @@ class LisaSRL(TrainablePipe):
     # ---------------------------------------------------------------- training ---------
     def _alignment(self, eg: Example) -> Tuple[np.ndarray, np.ndarray]:
         """One-to-one token maps predicted→reference and reference→predicted (-1 where
-        a token has no one-to-one partner: its gold is masked, not guessed)."""
-        pred, ref = eg.predicted, eg.reference
-        if len(pred) == len(ref) and all(a.text == b.text for a, b in zip(pred, ref, strict=True)):
-            ident = np.arange(len(pred), dtype="i")
-            return ident, ident.copy()
-        x2y, y2x = eg.alignment.x2y, eg.alignment.y2x
-        p2r = np.full(len(pred), -1, dtype="i")
-        r2p = np.full(len(ref), -1, dtype="i")
-        x_lengths, y_lengths = x2y.lengths, y2x.lengths
-        x_data = x2y.data
-        offset = 0
-        for i, n in enumerate(x_lengths):
-            if n == 1:
-                j = int(x_data[offset])
-                if y_lengths[j] == 1:
-                    p2r[i] = j
-                    r2p[j] = i
-            offset += n
-        return p2r, r2p
+        a token has no one-to-one partner: its gold is masked, not guessed); the same
+        map the scorer uses (:mod:`spacy_lisa.alignment`)."""
+        return one_to_one(eg)
 
     def _train_batch(self, examples: Sequence[Example]) -> LisaBatch:
         docs = [eg.predicted for eg in examples]
