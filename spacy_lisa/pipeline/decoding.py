@@ -141,7 +141,7 @@ def viterbi_decode_batch(
     transitions: Optional[np.ndarray] = None,
     start: Optional[np.ndarray] = None,
     *,
-    chunk_size: int = 32,
+    chunk_size: Optional[int] = None,
 ) -> List[List[int]]:
     """:func:`viterbi_decode` for many frames at once: ``log_probs`` ``[F, T, L]`` padded
     to the longest frame, ``lengths`` the real length of each (positions past it are
@@ -273,7 +273,7 @@ def viterbi_paths(
     transitions: Optional[np.ndarray] = None,
     start: Optional[np.ndarray] = None,
     *,
-    chunk_size: int = 32,
+    chunk_size: Optional[int] = None,
     prune: bool = True,
 ) -> np.ndarray:
     """Best valid BIO paths of many frames: ``log_probs`` ``[F, T, L]`` padded to the
@@ -285,7 +285,10 @@ def viterbi_paths(
     BIO constraints are used structurally: a label that is not ``I-`` may follow any label
     (a dense ``[chunk, L_free, L]`` max), an ``I-X`` only ``B-X``/``I-X`` (a gather of 2
     candidates), which halves the work of the dense ``[chunk, L, L]`` max over all labels
-    and gives exactly its result, ties included (lowest previous label id wins).
+    and gives exactly its result, ties included (lowest previous label id wins). With
+    ``prune``, previous labels that provably win no next label in any frame of the chunk
+    at this step are left out of the dense max (exact too). ``chunk_size`` ``None``:
+    chosen from the label count (48 frames for 103 labels, 512 for 16).
     """
     info = bio_labels(tuple(labels))
     n_labels = len(info.labels)
@@ -308,6 +311,10 @@ def viterbi_paths(
     # [next, prev] tables: the max over the previous label runs over the contiguous axis
     free_t = np.ascontiguousarray(trans[:, info.free].T)  # [L_free, L]
     inside_t = trans[info.inside_prev, info.inside[:, None]]  # [L_in, k]
+    if chunk_size is None:
+        # a [chunk, L_free, L] candidate array of about 2 MB: big enough that numpy's
+        # per-call overhead is spread over many frames, small enough to stay in cache
+        chunk_size = int(np.clip(2**18 // max(1, info.free.size * n_labels), 32, 512))
     order = np.argsort(sizes, kind="stable")  # length-sorted chunks pad less
     for begin in range(0, n_frames, max(1, chunk_size)):
         idx = order[begin : begin + chunk_size]
@@ -499,7 +506,7 @@ def decode_frames(
     transitions: Optional[Any] = None,
     start: Optional[Any] = None,
     transition_weight: float = 1.0,
-    chunk_size: int = 32,
+    chunk_size: Optional[int] = None,
 ) -> List[FrameSpans]:
     """Decode every frame of a batch in one go: role logits ``[F, T, L]`` (padded) ->
     per frame ``((pred_start, pred_end), [[start, end, label], ...])``.
