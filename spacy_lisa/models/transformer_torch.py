@@ -1,0 +1,157 @@
+"""Plain torch part of ``spacy-lisa.TransformerTok2Vec.v1`` (no spaCy imports).
+
+:class:`TransformerTokenEncoder` runs a Hugging Face encoder over padded sub-batches of
+wordpiece windows, pools wordpieces into tokens *inside torch* (so only the final
+``[n_tokens, H]`` tensor crosses into Thinc) and optionally mixes all hidden layers
+ELMo-style (softmax weights times a learned gamma).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, List, Optional, Tuple
+
+import torch
+from torch import Tensor, nn
+
+
+@dataclass
+class SubBatch:
+    """One padded transformer call: ``input_ids``/``attention_mask`` [B, L];
+    ``token_index`` [B*L]: the global token row each wordpiece pools into, -1 for
+    special tokens, padding and (with first-piece pooling) non-first pieces."""
+
+    input_ids: Tensor
+    attention_mask: Tensor
+    token_index: Tensor
+
+
+@dataclass
+class EncoderInputs:
+    """All transformer work of one Thinc batch. ``n_tokens``: spaCy tokens in the batch
+    (all docs, concatenated in doc order). ``cached``: [K, n_tokens, H] pooled layer
+    outputs already known (cache hits; zeros elsewhere) or None."""
+
+    sub_batches: List[SubBatch]
+    n_tokens: int
+    cached: Optional[Tensor] = None
+    return_layers: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+class TransformerTokenEncoder(nn.Module):
+    """HF encoder + wordpiece->token pooling + optional scalar mix.
+
+    Built empty (the Thinc layer loads the weights at ``initialize`` or from bytes) and
+    completed with :meth:`build`.
+    """
+
+    def __init__(
+        self,
+        *,
+        pooling: str = "mean",
+        layer_mix: bool = False,
+        frozen: bool = False,
+        autocast: bool = False,
+    ) -> None:
+        super().__init__()
+        self.pooling = pooling
+        self.layer_mix = layer_mix
+        self.frozen = frozen
+        self.autocast = autocast
+        # a Hugging Face PreTrainedModel (typed Any: its config is dynamic)
+        self.transformer: Any = None
+        self.mix_weights: Optional[nn.Parameter] = None
+        self.mix_gamma: Optional[nn.Parameter] = None
+
+    @property
+    def built(self) -> bool:
+        return self.transformer is not None
+
+    @property
+    def n_layers(self) -> int:
+        """K: hidden states the pooled output holds (all incl. embeddings with the mix)."""
+        assert self.transformer is not None
+        return int(self.transformer.config.num_hidden_layers) + 1 if self.layer_mix else 1
+
+    @property
+    def width(self) -> int:
+        assert self.transformer is not None
+        return int(self.transformer.config.hidden_size)
+
+    def build(self, transformer: Any) -> None:
+        self.transformer = transformer
+        if self.frozen:
+            for param in transformer.parameters():
+                param.requires_grad_(False)
+            transformer.eval()
+        if self.layer_mix:
+            n = int(transformer.config.num_hidden_layers) + 1
+            self.mix_weights = nn.Parameter(torch.zeros(n))  # softmax(0) = uniform mix
+            self.mix_gamma = nn.Parameter(torch.ones(1))
+
+    def train(self, mode: bool = True) -> TransformerTokenEncoder:
+        super().train(mode)
+        # a frozen transformer stays in eval mode: no dropout, deterministic outputs
+        # (which is what makes caching its pooled outputs valid)
+        if self.frozen and self.transformer is not None:
+            self.transformer.eval()
+        return self
+
+    def forward(self, inputs: EncoderInputs) -> Tuple[Tensor, Optional[Tensor]]:
+        """Return the token vectors [n_tokens, H] and, if ``inputs.return_layers``, the
+        pooled per-layer outputs [K, n_tokens, H] (what the cache stores)."""
+        assert self.transformer is not None, "TransformerTokenEncoder not built"
+        device = self._device()
+        K, H = self.n_layers, self.width
+        sums = torch.zeros(K, inputs.n_tokens, H, device=device)
+        counts = torch.zeros(inputs.n_tokens, device=device)
+        grad_ctx = torch.no_grad() if self.frozen else contextlib.nullcontext()
+        for sub in inputs.sub_batches:
+            with grad_ctx:
+                layers = self._run(sub)  # [K, B, L, H] float32
+            flat = layers.reshape(K, -1, H)
+            valid = sub.token_index >= 0
+            # pooling as one index_add_ per sub-batch: no Python loop over tokens
+            index = sub.token_index[valid]
+            sums.index_add_(1, index, flat[:, valid])
+            counts.index_add_(0, index, torch.ones_like(index, dtype=counts.dtype))
+        # tokens without any wordpiece (whitespace) keep a zero vector
+        pooled = sums / counts.clamp(min=1.0)[None, :, None]
+        if inputs.cached is not None:
+            # cached and computed rows are disjoint: the computed rows are zero where a
+            # cached row is, and vice versa
+            pooled = pooled + inputs.cached.to(device=device, dtype=pooled.dtype)
+        if self.layer_mix:
+            assert self.mix_weights is not None and self.mix_gamma is not None
+            weights = torch.softmax(self.mix_weights, dim=0)
+            output = self.mix_gamma * torch.einsum("k,knh->nh", weights, pooled)
+        else:
+            output = pooled[0]
+        return output, (pooled.detach() if inputs.return_layers else None)
+
+    def _run(self, sub: SubBatch) -> Tensor:
+        assert self.transformer is not None
+        device = self._device()
+        ctx = (
+            torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+            if self.autocast
+            else contextlib.nullcontext()
+        )
+        with ctx:
+            out = self.transformer(
+                input_ids=sub.input_ids,
+                attention_mask=sub.attention_mask,
+                output_hidden_states=self.layer_mix,
+                return_dict=True,
+            )
+        if self.layer_mix:
+            layers = torch.stack(out.hidden_states, dim=0)
+        else:
+            layers = out.last_hidden_state.unsqueeze(0)
+        return layers.float()
+
+    def _device(self) -> torch.device:
+        assert self.transformer is not None
+        return next(self.transformer.parameters()).device
