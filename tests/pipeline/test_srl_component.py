@@ -361,9 +361,18 @@ def test_predicate_source_doc(trained_nlp):
 @pytest.mark.parametrize("text", ["", "   ", "\n\n", "Hello", "!"])
 def test_degenerate_docs(trained_nlp, text):
     doc = trained_nlp(text)
-    assert isinstance(doc._.srl_frames, list)
-    for frame in doc._.srl_frames:
-        assert 0 <= frame.predicate.start < len(doc)
+    n = len(doc)
+    frames = doc._.srl_frames
+    assert doc._.srl_frame_data == [f.to_data() for f in frames]  # annotated, never None
+    assert all(0 <= f.predicate.start < f.predicate.end <= n for f in frames)
+    assert all(0 <= r.start < r.end <= n for f in frames for r in f.roles)
+    assert list(doc.spans["srl"]) == [r for f in frames for r in f.roles]
+    if n == 0:  # nothing to encode: no parse, no POS
+        assert frames == [] and doc._.srl_parse is None and doc._.srl_parse_source is None
+    else:  # one parse head and one POS tag per token, heads inside the doc
+        assert len(doc._.srl_parse["heads"]) == n and len(doc._.srl_pos) == n
+        assert all(0 <= h < n for h in doc._.srl_parse["heads"])
+        assert doc._.srl_parse_source == "model"
 
 
 def test_doc_without_predicates(trained_nlp):
@@ -416,15 +425,28 @@ def test_unsegmented_doc_is_split_into_sentences_with_one_warning(trained_nlp):
 
 
 def test_misaligned_gold_tokenisation_is_masked(trained_nlp):
+    """Gold on tokens the predicted tokenisation splits ("Ma" "ry" for "Mary") is masked,
+    not guessed: the targets there are -1, the aligned tokens keep their gold, and the
+    loss equals that of the same example with those tokens' gold removed."""
     nlp = make_nlp()
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
-    # predicted tokenisation splits "Mary" differently from the gold: unaligned gold is
-    # masked, training still runs
+    srl = nlp.get_pipe("lisa_srl")
     ref = make_reference(nlp, SENTENCES[0])
     pred = Doc(nlp.vocab, words=["John", "sold", "the", "car", "to", "Ma", "ry", "."])
-    losses = nlp.update([Example(pred, ref)])
-    assert np.isfinite(losses["lisa_srl"])
+    example = Example(pred, ref)
+    output = srl.model.predict(srl._train_batch([example]))
+    targets = srl._targets([example], output)
+    tags = srl.model.ops.to_numpy(targets.tags)
+    assert list(tags[5:7]) == [-1, -1] and (tags[[0, 1, 2, 3, 4, 7]] >= 0).all()
+    # the frame's ARG2 "to Mary" ends inside the split token: the whole frame is masked
+    assert (srl.model.ops.to_numpy(targets.roles) == -1).all()
+    # an aligned frame keeps its role targets: the same sentence, tokenised like the gold
+    same = Example(nlp.make_doc("John sold the car to Mary ."), ref)
+    aligned = srl._targets([same], srl.model.predict(srl._train_batch([same])))
+    assert (srl.model.ops.to_numpy(aligned.roles) >= 0).any()
+    losses = nlp.update([example])
+    assert np.isfinite(losses["lisa_srl"]) and losses["lisa_srl"] > 0
 
 
 def test_scores_from_evaluate(trained_nlp):
@@ -435,19 +457,58 @@ def test_scores_from_evaluate(trained_nlp):
 
 
 def test_transition_weight_scales_viterbi_transitions(trained_nlp):
+    """transition_weight multiplies the transition log-probabilities: weight 0 decodes
+    like hard constraints alone, a tiny weight barely moves a strong penalty, weight 1
+    applies it in full (here: no ARG0 can start), and the value is saved."""
     srl = trained_nlp.get_pipe("lisa_srl")
     saved = (srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"])
+    roles = list(srl.role_labels)
+
+    def arg0_count() -> int:
+        docs = trained_nlp.pipe(TEXTS)
+        return sum(r.label_ == "ARG0" for d in docs for f in d._.srl_frames for r in f.roles)
+
     try:
         srl.cfg["transition_weight"] = 0.0
         weight_zero = [frames_of(d) for d in trained_nlp.pipe(TEXTS)]
         srl.cfg["transitions"] = srl.cfg["start"] = None  # hard BIO constraints only
         assert [frames_of(d) for d in trained_nlp.pipe(TEXTS)] == weight_zero
+        # a penalty of 50 nats on entering B-ARG0, from any label or at the start
+        n = len(roles)
+        penalty = np.zeros((n, n), dtype="f")
+        penalty[:, roles.index("B-ARG0")] = -50.0
+        start = np.zeros(n, dtype="f")
+        start[roles.index("B-ARG0")] = -50.0
+        srl.cfg["transitions"], srl.cfg["start"] = penalty.tolist(), start.tolist()
+        srl.cfg["transition_weight"] = 0.0
+        assert arg0_count() > 0
+        srl.cfg["transition_weight"] = 1e-4  # 0.005 nats: the model's choice stands
+        assert arg0_count() > 0
+        srl.cfg["transition_weight"] = 1.0
+        assert arg0_count() == 0
         srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"] = saved
         srl.cfg["transition_weight"] = 0.25
         reloaded = make_nlp().from_bytes(trained_nlp.to_bytes())
         assert reloaded.get_pipe("lisa_srl").cfg["transition_weight"] == 0.25
     finally:
         srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"] = saved
+
+
+def test_analyze_pipes_with_tagger_and_parser():
+    """assigns/requires are complete: behind a tagger and parser nothing is missing, and
+    lisa_srl alone is told what it would like in front (sentences and a parse)."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tagger")
+    nlp.add_pipe("parser")
+    nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL})
+    analysis = nlp.analyze_pipes()
+    assert analysis["problems"]["lisa_srl"] == []
+    summary = analysis["summary"]["lisa_srl"]
+    assert {"doc.sents", "token.head", "token.dep"} <= set(summary["requires"])
+    assert {"doc._.srl_frames", "doc.spans", "token.dep"} <= set(summary["assigns"])
+    alone = spacy.blank("en")
+    alone.add_pipe("lisa_srl", config={"model": TINY_MODEL})
+    assert "token.dep" in alone.analyze_pipes()["problems"]["lisa_srl"]
 
 
 def test_sa_baseline_without_syntactic_head_reports_no_parse():
