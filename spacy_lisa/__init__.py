@@ -5,17 +5,8 @@ The ``lisa_srl`` factory, the architectures and the scorer are found by spaCy th
 entry points, so ``nlp.add_pipe("lisa_srl")`` works without importing anything.
 """
 
-from typing import Any
-
 from .about import __version__
 from .frames import SRLFrame, install_extensions, set_srl_frames
+from .render import render  # binds the function over the subpackage of the same name
 
 __all__ = ["__version__", "SRLFrame", "install_extensions", "set_srl_frames", "render"]
-
-
-def render(docs: Any, **kwargs: Any) -> str:
-    """Render SRL frames of a Doc or Docs as a standalone HTML page (see
-    :func:`spacy_lisa.visualize.render`)."""
-    from .visualize import render as _render
-
-    return _render(docs, **kwargs)

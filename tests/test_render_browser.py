@@ -26,7 +26,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.visualize import render
+from spacy_lisa.render import render
 
 SETUP_HINT = (
     "Chromium is not installed. Run the project's set-up command, `make install` (it "

@@ -4,20 +4,24 @@ label attention, page/fragment/minify/Jupyter handling. The browser test is
 
 from __future__ import annotations
 
+import configparser
+import fnmatch
 import re
 import sys
 import types
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import pytest
 import spacy
+from markupsafe import Markup
 from spacy.language import Language
 from spacy.tokens import Doc
 
 import spacy_lisa
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.visualize import HTMLMarkup, render
+from spacy_lisa.render import HTMLMarkup, colors, layout, render, templates
 
 Element = Tuple[str, Dict[str, Optional[str]]]
 
@@ -317,3 +321,146 @@ def test_bad_input_type(nlp: Language) -> None:
         render(sold_doc(nlp)[0:2])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="E300"):
         render(42)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ escaping --------
+def test_attribute_values_cannot_break_out(nlp: Language) -> None:
+    label = 'x" onmouseover="alert(1)'
+    roleset = "' onclick='y"
+    doc = Doc(nlp.vocab, words=["a&b", "<c>", '"d"'])
+    set_srl_frames(doc, [{"predicate": [1, 2], "roleset": roleset, "roles": [[0, 1, label]]}])
+    doc._.srl_parse = {"heads": [1, 1, 1], "deps": ['"q"', "<root>", "a&b"]}
+    doc._.srl_label_attention = {"heads": ['h"&<'], "weights": [[0.1, 0.2, 0.3]]}
+    dom = parse(render(doc))
+    attrs = {name for _, a in dom.elements for name in a}
+    assert not attrs & {"onmouseover", "onclick", "alert(1)"}
+    assert dom.having("data-role-label", label) and dom.having("data-roleset", roleset)
+    assert {a["data-dep"] for a in dom.having("data-dep")} == {'"q"', "<root>", "a&b"}
+    assert dom.having("data-head", 'h"&<')
+    text = "".join(dom.text)
+    assert "a&b" in text and "<c>" in text and '"d"' in text
+
+
+def test_markup_titles_are_escaped_too(nlp: Language) -> None:
+    # Jinja2 trusts objects with __html__; the titles are coerced to str first
+    doc = sold_doc(nlp)
+    doc.user_data["title"] = Markup("<i>doc</i>")
+    markup = render(doc, title=Markup("<b>page</b>"))
+    assert "<i>doc</i>" not in markup and "<b>page</b>" not in markup
+    assert "&lt;i&gt;doc&lt;/i&gt;" in markup and "&lt;b&gt;page&lt;/b&gt;" in markup
+
+
+def test_minify_keeps_text_with_spaces_and_newlines(nlp: Language) -> None:
+    doc = Doc(nlp.vocab, words=["a  b", "c\nd", "e"], spaces=[True, True, False])
+    set_srl_frames(doc, [{"predicate": [2, 3], "roles": [[0, 2, "ARG1"]]}])
+    for minify in (False, True):
+        markup = render(doc, minify=minify)
+        assert ">a  b<" in markup and ">c\nd<" in markup
+        assert 'title="ARG1: a  b c\nd"' in markup
+    assert "\n " not in render(doc, minify=True).replace("c\nd", "")
+
+
+# --------------------------------------------------------------- pure geometry ------
+def test_column_widths_fit_words_and_one_token_labels() -> None:
+    assert layout.column_widths(["John", "a", "   "]) == [54, 34, 45]
+    assert layout.column_widths(["John", "a"], [(0, "ARGM-TMP"), (1, "V")]) == [74, 34]
+    assert layout.head_width([]) == layout.MIN_HEAD_PX
+    assert layout.head_width(["abcdefghijklmn"]) == 112
+    assert layout.head_width(["x" * 40]) == layout.MAX_HEAD_PX
+    assert layout.column_centers([10, 20, 30]) == [5, 20, 45]
+    assert layout.grid_columns(96, [40, 50]) == "96px 40px 50px"
+    assert layout.shown(" \n\t") == "␣⏎⇥" and layout.shown("a b") == "a b"
+
+
+def test_arc_levels_nest_shorter_arcs_below_longer_ones() -> None:
+    assert layout.arc_levels([]) == []
+    assert layout.arc_levels([(0, 1), (1, 2), (0, 2)]) == [1, 1, 2]
+    assert layout.arc_levels([(0, 3), (1, 2)]) == [2, 1]
+    assert layout.arc_levels([(0, 2), (1, 3)]) == [1, 2]  # crossing: the later one above
+
+
+def test_layout_arcs_geometry() -> None:
+    arcs = layout.layout_arcs([1, 1, 1], ["a", "ROOT", "b"], 0, 3, [40, 40, 40])
+    assert (arcs.width, arcs.height, arcs.outside) == (120, 56, 0)
+    left, right, root = arcs.arcs
+    assert (left.child, left.head, left.dep, left.root) == (0, 1, "a", False)
+    assert left.path == "M24.0,52 C24.0,20.0 56.0,20.0 56.0,52"
+    assert left.arrow == "M20.0,45 L28.0,45 L24.0,52 Z"  # the tip on the dependent
+    assert (left.label_x, left.label_y) == ("40.0", "25.0")
+    assert right.path == "M96.0,52 C96.0,20.0 64.0,20.0 64.0,52"
+    assert (root.child, root.head, root.dep, root.root) == (1, 1, "ROOT", True)
+    assert root.path == "M60.0,14 L60.0,52" and root.label_y == "11"
+
+
+def test_layout_arcs_offsets_outside_heads_and_rtl() -> None:
+    # the second sentence of a doc: tokens 2..5; token 2's head lies in sentence one
+    heads, deps = [1, 1, 0, 4, 4], ["x", "ROOT", "dep", "", ""]
+    arcs = layout.layout_arcs(heads, deps, 2, 5, [40, 50, 60])
+    assert arcs.outside == 1
+    assert [(a.child, a.head, a.dep, a.root) for a in arcs.arcs] == [
+        (3, 4, "", False),
+        (4, 4, "root", True),  # an unlabelled root is still named
+    ]
+    ltr = layout.layout_arcs([1, 1, 1, 1], ["a", "r", "b", "c"], 0, 4, [40, 50, 60, 70])
+    rtl = layout.layout_arcs([1, 1, 1, 1], ["a", "r", "b", "c"], 0, 4, [40, 50, 60, 70], rtl=True)
+    assert (rtl.width, rtl.height) == (ltr.width, ltr.height)
+
+    def tip(arc: layout.Arc) -> float:
+        return float(arc.arrow.split(" L")[-1].split(",")[0])
+
+    for a, b in zip(ltr.arcs, rtl.arcs, strict=True):
+        assert tip(b) == pytest.approx(ltr.width - tip(a))
+        assert float(b.label_x) == pytest.approx(ltr.width - float(a.label_x))
+
+
+# ------------------------------------------------------------------ colours ---------
+def test_heatmap_scale_is_per_sentence() -> None:
+    rows = [[0.1, 0.9, 0.2], [0.3, 0.4, 0.5]]
+    assert colors.heatmap_peak(rows, 0, 2) == 0.9
+    assert colors.heatmap_peak(rows, 2, 3) == 0.5
+    assert colors.heatmap_peak([], 0, 3) == 0.0
+    assert colors.heatmap_alpha(0.45, 0.9) == pytest.approx(0.5)
+    assert colors.heatmap_alpha(0.3, 0.0) == 0.0
+    assert colors.heatmap_color(0.45, 0.9) == "rgba(207, 34, 46, 0.500)"
+    assert colors.heatmap_color(0.0, 0.0) == "rgba(207, 34, 46, 0.000)"
+
+
+def test_heatmap_cells_in_the_page(nlp: Language) -> None:
+    dom = parse(render(sold_doc(nlp)))
+    cells = [a for a in dom.having("data-weight")]
+    styles = {(c["title"] or "").split(":")[0]: c["style"] or "" for c in cells}
+    assert styles["ARG0 → John"].endswith("rgba(207, 34, 46, 1.000)")  # the peak
+    assert styles["ARG1 → car"].endswith("rgba(207, 34, 46, 0.857)")  # 0.6 / 0.7
+    assert styles["ARG1 → John"].endswith("rgba(207, 34, 46, 0.000)")
+
+
+def test_palette_labels_and_legend_order() -> None:
+    assert colors.base_label("C-A0") == "ARG0"
+    assert colors.base_label("r-am-tmp") == "ARGM-TMP"
+    assert colors.base_label("AA") == "ARGA"
+    palette = colors.Palette({"x-new": "teal"})
+    assert palette("a1") == colors.DEFAULT_LABEL_COLORS["ARG1"]
+    assert palette("R-ARGM-LOC") == colors.DEFAULT_LABEL_COLORS["ARGM-LOC"]
+    assert palette("X-NEW") == "teal"
+    hashed = palette("ODD")
+    assert re.fullmatch(r"hsl\(\d{1,3}, 75%, 82%\)", hashed)
+    assert hashed == colors.hashed_color("ODD") != colors.hashed_color("ODDER")
+    assert colors.role_classes("c-arg0").endswith("lisa-role-c")
+    assert colors.role_classes("R-ARG0").endswith("lisa-role-r")
+    assert colors.role_classes("ARG0") == "lisa-cell lisa-role"
+    labels = ["ARGM-TMP", "X", "C-ARG0", "ARG1", "ARG0"]
+    assert sorted(labels, key=colors.label_order) == ["ARG0", "C-ARG0", "ARG1", "ARGM-TMP", "X"]
+
+
+# -------------------------------------------------------------- package data --------
+def test_templates_and_css_are_package_data() -> None:
+    assert str(templates.css(False)).startswith(".lisa-srl {")
+    assert "\n" not in templates.css(True)
+    names = sorted(p.name for p in Path(templates.__file__).parent.glob("*.html"))
+    assert "page.html" in names and "frame_row.html" in names and "legend.html" in names
+    cfg = configparser.ConfigParser()
+    cfg.read(Path(__file__).parents[1] / "setup.cfg")
+    globs = cfg["options.package_data"]["spacy_lisa.render"].replace(",", " ").split()
+    assert "style.css" in globs
+    for name in names:
+        assert any(fnmatch.fnmatch(name, g) for g in globs), name

@@ -1,5 +1,5 @@
 """``spacy-lisa render``: label text with a trained pipeline and write a standalone HTML
-page of its frames, parse and label attention (see :mod:`spacy_lisa.visualize`)."""
+page of its frames, parse and label attention (see :mod:`spacy_lisa.render`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import Errors
-from ..visualize import render
+from ..render import render
 from ._app import app
 from ._io import (
     CLIError,
