@@ -202,12 +202,13 @@ def _build_torch(model: Model) -> nn.Module:
     config = dict(model.attrs["lisa_config"])
     config.pop("mixed_precision")
     dims = [model.get_dim(name) for name in DIMS]
-    frame_dims = {name: model.maybe_get_dim(name) or 0 for name in FRAME_DIMS}
     return LisaTorchModel(
         *dims,
         role_scorer=model.attrs["role_scorer"],
         top_layer=model.attrs["top_layer"],
-        **frame_dims,
+        n_senses=model.maybe_get_dim("n_senses") or 0,
+        n_lemmas=model.maybe_get_dim("n_lemmas") or 0,
+        n_pred_pos=model.maybe_get_dim("n_pred_pos") or 0,
         **config,
     )
 
@@ -513,10 +514,13 @@ def _convert_outputs(
         used_heads=None
         if y.used_heads is None
         else cast(Ints2d, torch2xp(y.used_heads.to(torch.int32), ops=ops)),
-        **{
-            name: None if tensor is None else cast(Floats2d, torch2xp(tensor, ops=ops))
-            for name, tensor in frame_scores.items()
-        },
+        **cast(
+            Dict[str, Any],
+            {
+                name: None if tensor is None else cast(Floats2d, torch2xp(tensor, ops=ops))
+                for name, tensor in frame_scores.items()
+            },
+        ),
     )
 
     def backprop(d_output: LisaOutput) -> ArgsKwargs:
@@ -552,9 +556,12 @@ def _empty_output(model: Model) -> LisaOutput:
         frames=ops.alloc2i(0, 2),
         role_scores=ops.alloc3f(0, 0, model.get_dim("n_roles")),
         used_heads=ops.alloc2i(0, 0) if model.attrs["lisa_config"]["parse_layer"] else None,
-        **{
-            FRAME_SCORES[name]: ops.alloc2f(0, n) if n else None
-            for name in FRAME_DIMS
-            for n in [model.maybe_get_dim(name) or 0]
-        },
+        **cast(
+            Dict[str, Any],
+            {
+                FRAME_SCORES[name]: ops.alloc2f(0, n) if n else None
+                for name in FRAME_DIMS
+                for n in [model.maybe_get_dim(name) or 0]
+            },
+        ),
     )

@@ -992,7 +992,9 @@ class LisaSRL(TrainablePipe):
         for s, p in frames_idx:
             frame = gold_frames.get((int(s), int(p)))
             if frame is None:
-                senses.append(-1), lemmas.append(-1), pos.append(-1)
+                senses.append(-1)
+                lemmas.append(-1)
+                pos.append(-1)
                 continue
             first = frame.predicate[0]
             senses.append(sense_index.get(frame.roleset or "", -1))
