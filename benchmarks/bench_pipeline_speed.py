@@ -6,8 +6,9 @@ per sentence), ``nlp.pipe(texts, batch_size=64)`` in one process:
 
 - ``lisa``: the ``lisa_srl`` pipeline at ``--lisa`` (default ``training/lisa_cpu/model-best``);
 - ``parser``: the tagger+parser pipeline at ``--parser`` (default ``training/parser/model-best``);
-- ``both``: the parser pipeline with ``lisa_srl`` added from ``--lisa`` (``source=``), so
-  LISA follows the parser's parse (``parse_source="auto"`` -> ``"doc"``);
+- ``both``: the ``--lisa`` pipeline with the parser pipeline's components added in front
+  of ``lisa_srl`` (``source=``, as ``scripts/assemble_pipeline.py`` does), so LISA
+  follows the parser's parse and sentences (``parse_source="auto"`` -> ``"doc"``);
 - ``trf``: with ``--trf MODEL``, a transformer ``lisa_srl`` pipeline as well.
 
 Each pipeline is warmed up on the first texts, then timed ``--repeats`` times, the
@@ -67,12 +68,17 @@ def load(path: str) -> Language:
     return blank_parser() if path == "blank" else spacy.load(path)
 
 
-def with_lisa(parser_nlp: Language, lisa_nlp: Language) -> Language:
-    """The parser pipeline plus ``lisa_srl`` sourced from ``lisa_nlp`` (LISA's own tok2vec
-    is inside its model, so nothing else needs copying)."""
-    name = next(n for n, pipe in lisa_nlp.pipeline if pipe.__class__.__name__ == "LisaSRL")
-    parser_nlp.add_pipe(name, source=lisa_nlp)
-    return parser_nlp
+def combined(lisa_path: str, parser_path: str) -> Language:
+    """The ``lisa_srl`` pipeline with the parser pipeline's components sourced in front of
+    ``lisa_srl``, as ``scripts/assemble_pipeline.py`` builds it: starting from the SRL
+    pipeline keeps the static vectors lisa_cpu's Tok2Vec reads (the parser pipeline has
+    none, so sourcing ``lisa_srl`` into it would fail)."""
+    nlp = load(lisa_path)
+    parser_nlp = load(parser_path)
+    srl_name = next(n for n, pipe in nlp.pipeline if pipe.__class__.__name__ == "LisaSRL")
+    for name in parser_nlp.pipe_names:  # in order: tok2vec first, the others listen
+        nlp.add_pipe(name, source=parser_nlp, before=srl_name)
+    return nlp
 
 
 def run_pipe(nlp: Language, texts: List[str], batch_size: int, n_process: int = 1) -> int:
@@ -139,7 +145,7 @@ def main() -> None:
         report(interleaved(fns, args.repeats), "lisa_np1")
         return
     parser_nlp = load(args.parser)
-    both = with_lisa(load(args.parser), lisa)
+    both = combined(args.lisa, args.parser)
     print(f"parser: {args.parser} {parser_nlp.pipe_names}", flush=True)
     print(f"both: {both.pipe_names}", flush=True)
     pipelines = {"lisa": lisa, "parser": parser_nlp, "both": both}
