@@ -42,6 +42,11 @@ class OutputFormat(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.
     allennlp = "allennlp"
 
 
+class Engine(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.10)
+    local = "local"
+    ray = "ray"
+
+
 def _jsonl(doc: Doc, source: InputDoc) -> str:
     extra = {"line": source.line} if source.id is None else {"line": source.line, "id": source.id}
     records = doc_to_jsonl_records(doc, extra=extra)
@@ -84,7 +89,10 @@ def predict_cli(
         help='Text file (one document per line), JSONL ({"text": ...} per line) or - (stdin)',
     ),
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o", help="Output file (default: stdout)", dir_okay=False
+        None,
+        "--output",
+        "-o",
+        help="Output file (default: stdout); with --engine ray a directory of shards",
     ),
     output_format: OutputFormat = typer.Option(
         OutputFormat.jsonl, "--format", "-f", help="Output format, one record per sentence"
@@ -110,9 +118,56 @@ def predict_cli(
         "--skip-invalid",
         help="Skip invalid lines (counted, reported at the end) instead of failing",
     ),
+    engine: Engine = typer.Option(
+        Engine.local,
+        "--engine",
+        help="local: nlp.pipe in this process (-n workers); ray: a pool of Ray actors, "
+        "INPUT a file, directory or glob of text/JSONL/Parquet, -o a directory of shards",
+    ),
+    address: Optional[str] = typer.Option(
+        None, "--address", help="--engine ray: Ray cluster address (default: local/RAY_ADDRESS)"
+    ),
+    workers: int = typer.Option(
+        1, "--workers", min=1, help="--engine ray: actors, each holding one pipeline"
+    ),
+    worker_cpus: float = typer.Option(1.0, "--worker-cpus", min=0, help="--engine ray: CPUs/actor"),
+    worker_gpus: float = typer.Option(0.0, "--worker-gpus", min=0, help="--engine ray: GPUs/actor"),
+    shard_lines: int = typer.Option(
+        10_000, "--shard-lines", min=1, help="--engine ray: lines (rows) per output shard"
+    ),
+    parquet: bool = typer.Option(False, "--parquet", help="--engine ray: write Parquet shards"),
 ) -> None:
     """The ``predict`` command (see :data:`PREDICT_HELP`)."""
     try:
+        if engine == Engine.ray:
+            _predict_ray(
+                model,
+                input_path,
+                output,
+                output_format=output_format,
+                input_format=input_format,
+                batch_size=batch_size,
+                n_process=n_process,
+                gpu_id=gpu_id,
+                skip_invalid=skip_invalid,
+                address=address,
+                workers=workers,
+                worker_cpus=worker_cpus,
+                worker_gpus=worker_gpus,
+                shard_lines=shard_lines,
+                parquet=parquet,
+            )
+            return
+        if address is not None or workers != 1 or parquet:
+            raise CLIError(
+                "--address, --workers and --parquet are options of --engine ray; add "
+                "--engine ray, or use -n for worker processes on this machine."
+            )
+        if output is not None and output.is_dir():
+            raise CLIError(
+                f"--output {output} is a directory. Pass a file name (a directory of "
+                "shards is written by --engine ray)."
+            )
         predict(
             model,
             input_path,
@@ -127,6 +182,59 @@ def predict_cli(
     except (CLIError, FileNotFoundError) as err:
         stderr(f"✘ {err}")
         raise typer.Exit(1) from None
+
+
+def _predict_ray(
+    model: str,
+    input_path: str,
+    output: Optional[Path],
+    *,
+    output_format: OutputFormat,
+    input_format: InputFormat,
+    batch_size: Optional[int],
+    n_process: int,
+    gpu_id: int,
+    skip_invalid: bool,
+    address: Optional[str],
+    workers: int,
+    worker_cpus: float,
+    worker_gpus: float,
+    shard_lines: int,
+    parquet: bool,
+) -> None:
+    """``--engine ray``: the options checked here, the run in :mod:`spacy_lisa.ray_annotate`."""
+    from ..ray_annotate import annotate_ray
+
+    if output is None or str(output) == "-":
+        raise CLIError(
+            "--engine ray writes a directory of shards: pass --output DIR (a new directory, "
+            "or that of an earlier run to finish it)."
+        )
+    if n_process != 1 or gpu_id >= 0:
+        raise CLIError(
+            "-n and --gpu-id are for --engine local; with --engine ray use --workers and "
+            "--worker-gpus (Ray gives each actor its GPUs)."
+        )
+    if output_format != OutputFormat.jsonl:
+        raise CLIError(
+            f"--engine ray writes JSONL (or Parquet with --parquet), not {output_format.value}. "
+            "Use --engine local for that format."
+        )
+    annotate_ray(
+        model,
+        input_path,
+        output,
+        output_format="parquet" if parquet else "jsonl",
+        input_format=input_format.value,
+        address=address,
+        workers=workers,
+        worker_cpus=worker_cpus,
+        worker_gpus=worker_gpus,
+        batch_size=batch_size,
+        skip_invalid=skip_invalid,
+        shard_lines=shard_lines,
+        echo=stderr,
+    )
 
 
 def predict(
@@ -182,4 +290,4 @@ def predict(
     return stats
 
 
-__all__: List[str] = ["predict", "predict_cli", "OutputFormat"]
+__all__: List[str] = ["predict", "predict_cli", "OutputFormat", "Engine"]

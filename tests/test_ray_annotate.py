@@ -1,0 +1,348 @@
+"""``spacy-lisa predict --engine ray`` / :func:`spacy_lisa.annotate_ray` on a real local
+Ray cluster (one per session) and, once, on a cluster started with ``ray start --head``
+and reached by its address, with a tiny ``lisa_srl`` pipeline trained here."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+from srl_testing import TINY_MODEL
+
+from spacy_lisa.cli.predict import predict
+from spacy_lisa.frames import set_srl_frames
+
+ray = pytest.importorskip("ray")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from spacy_lisa.ray_annotate import CRASH_ENV, RayAnnotateError, annotate_ray  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+CRASH_ID = "crash-me"
+
+# text, heads (absolute), deps, frames as (predicate index, roleset, [(start, end, label)])
+TRAIN = [
+    (
+        "John sold the car to Mary .",
+        [1, 1, 3, 1, 5, 1, 1],
+        ["nsubj", "ROOT", "det", "obj", "case", "obl", "punct"],
+        [(1, "sell.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 6, "ARG2")])],
+    ),
+    (
+        "Mary bought a book yesterday .",
+        [1, 1, 3, 1, 1, 1],
+        ["nsubj", "ROOT", "det", "obj", "obl:tmod", "punct"],
+        [(1, "buy.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 5, "ARGM-TMP")])],
+    ),
+    (
+        "Tom gave Anna flowers .",
+        [1, 1, 1, 1, 1],
+        ["nsubj", "ROOT", "iobj", "obj", "punct"],
+        [(1, "give.01", [(0, 1, "ARG0"), (2, 3, "ARG2"), (3, 4, "ARG1")])],
+    ),
+    ("Nice weather today .", [1, 1, 1, 1], ["amod", "ROOT", "obl:tmod", "punct"], []),
+]
+
+NAMES = ["John", "Mary", "Tom", "Anna", "The company", "She", "Our neighbour", "Bob"]
+VERBS = ["sold", "bought", "gave", "found", "saw"]
+OBJECTS = ["the car", "a book", "flowers", "its shares", "a house", "the old bike"]
+TAILS = ["to Mary", "yesterday", "last year", "", "in Paris"]
+
+
+def make_texts(n: int, seed: int = 0) -> List[str]:
+    """``n`` generated documents, some of two sentences."""
+    rng = random.Random(seed)
+    texts = []
+    for i in range(n):
+        parts = [rng.choice(NAMES), rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(TAILS)]
+        text = " ".join(p for p in parts if p) + "."
+        if i % 7 == 3:
+            text += " Nice weather today."
+        texts.append(text)
+    return texts
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A sentencizer + tiny lisa_srl pipeline, overfit on TRAIN, saved to disk."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL})
+    examples = []
+    for text, heads, deps, frames in TRAIN:
+        reference = Doc(nlp.vocab, words=text.split(), heads=heads, deps=deps)
+        set_srl_frames(
+            reference,
+            [
+                {"predicate": [p, p + 1], "roleset": rs, "roles": [list(r) for r in roles]}
+                for p, rs, roles in frames
+            ],
+        )
+        examples.append(Example(nlp.make_doc(text), reference))
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(30):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    path = tmp_path_factory.mktemp("ray_model") / "lisa"
+    nlp.to_disk(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def crash_marker(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ray_crash") / "crashed"
+
+
+@pytest.fixture(scope="session")
+def ray_session(crash_marker: Path) -> Iterator[None]:
+    """One local Ray cluster (2 CPUs) for the session, always shut down. Its workers
+    inherit the crash hook: an actor exits the first time it sees the id CRASH_ID."""
+    os.environ[CRASH_ENV] = f"{CRASH_ID}|{crash_marker}"
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+        yield
+    finally:
+        ray.shutdown()
+        os.environ.pop(CRASH_ENV, None)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Path]:
+    """A text file (with blank lines) and a JSONL file (ids of several JSON types), 230
+    documents in all, in a directory of their own."""
+    root = tmp_path_factory.mktemp("ray_corpus")
+    texts = make_texts(230)
+    text_lines = []
+    for i, text in enumerate(texts[:130]):
+        text_lines.append(text)
+        if i % 40 == 5:
+            text_lines.append("")
+    (root / "a.txt").write_text("\n".join(text_lines) + "\n", encoding="utf8")
+    jsonl_lines = []
+    for i, text in enumerate(texts[130:]):
+        obj: Dict[str, Any] = {"text": text}
+        if i % 3 == 0:
+            obj["id"] = f"doc-{i}"
+        elif i % 3 == 1:
+            obj["id"] = i
+        jsonl_lines.append(json.dumps(obj))
+    (root / "b.jsonl").write_text("\n".join(jsonl_lines) + "\n", encoding="utf8")
+    return {"dir": root, "text": root / "a.txt", "jsonl": root / "b.jsonl"}
+
+
+def read_jsonl(path: Path) -> List[Dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf8").splitlines()]
+
+
+def predicted(model_dir: Path, path: Path, tmp_path: Path) -> List[Dict[str, Any]]:
+    """Single-process ``predict``'s JSONL records for ``path``."""
+    out = tmp_path / f"{path.name}.predict.jsonl"
+    predict(str(model_dir), str(path), output=out)
+    return read_jsonl(out)
+
+
+def shard_records(out_dir: Path, prefix: str, suffix: str = "jsonl") -> List[Dict[str, Any]]:
+    """The records of the finished shards of one input, in shard order."""
+    records: List[Dict[str, Any]] = []
+    for path in sorted(out_dir.glob(f"{prefix}-*.{suffix}")):
+        assert path.with_suffix(".done").exists(), f"{path} has no marker"
+        if suffix == "jsonl":
+            records.extend(read_jsonl(path))
+        else:
+            records.extend(pq.read_table(path).to_pylist())
+    return records
+
+
+@pytest.fixture(scope="module")
+def expected(model_dir: Path, corpus: Dict[str, Path], tmp_path_factory) -> Dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("ray_predict")
+    return {
+        "a.txt": predicted(model_dir, corpus["text"], tmp),
+        "b.jsonl": predicted(model_dir, corpus["jsonl"], tmp),
+    }
+
+
+# -------------------------------------------------------------------------------------
+def test_ray_equals_predict_with_two_workers(
+    ray_session: None, model_dir: Path, corpus: Dict[str, Path], expected, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    stats = annotate_ray(
+        str(model_dir), corpus["dir"], out, workers=2, shard_lines=50, batch_size=16
+    )
+    assert shard_records(out, "a.txt") == expected["a.txt"]
+    assert shard_records(out, "b.jsonl") == expected["b.jsonl"]
+    n_records = len(expected["a.txt"]) + len(expected["b.jsonl"])
+    assert stats["docs"] == 230
+    assert stats["records"] == n_records
+    assert stats["skipped"]["blank"] == 4
+    assert stats["shards"] == stats["shards_written"] == 3 + 2  # 134 + 100 lines by 50
+    assert any(r["frames"] for r in expected["a.txt"]), "the tiny model should find frames"
+    assert any(isinstance(r.get("id"), int) for r in expected["b.jsonl"])
+
+
+def test_parquet_in_and_out(
+    ray_session: None, model_dir: Path, corpus: Dict[str, Path], expected, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+
+    rows = read_jsonl(corpus["jsonl"])
+    source = tmp_path / "in" / "docs.parquet"
+    source.parent.mkdir()
+    ids = [None if "id" not in r else json.dumps(r["id"]) for r in rows]
+    table = pa.table({"text": [r["text"] for r in rows], "id": ids})
+    pq.write_table(table, source, row_group_size=40)
+    out = tmp_path / "out"
+    stats = annotate_ray(
+        str(model_dir), str(tmp_path / "in" / "*.parquet"), out, output_format="parquet"
+    )
+    assert stats["docs"] == len(rows)
+    got = shard_records(out, "docs.parquet", "parquet")
+    # the JSON ids were stored as JSON strings in the input: decode them back
+    for record in got:
+        raw = record.pop("id")
+        if raw is not None:
+            record["id"] = json.loads(raw)
+    assert got == expected["b.jsonl"]
+
+
+def test_worker_that_dies_is_restarted(
+    ray_session: None,
+    model_dir: Path,
+    crash_marker: Path,
+    expected,
+    corpus: Dict[str, Path],
+    tmp_path: Path,
+) -> None:
+    rows = read_jsonl(corpus["jsonl"])[:60]
+    rows[37] = {"text": rows[37]["text"], "id": CRASH_ID}
+    source = tmp_path / "crash.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
+    want = predicted(model_dir, source, tmp_path)
+    assert not crash_marker.exists()
+    stats = annotate_ray(str(model_dir), source, tmp_path / "out", shard_lines=25, batch_size=8)
+    assert crash_marker.exists(), "the actor should have died once"
+    assert shard_records(tmp_path / "out", "crash.jsonl") == want
+    assert stats["docs"] == 60 and stats["records"] == len(want)
+
+
+def test_rerun_writes_only_missing_shards(
+    ray_session: None, model_dir: Path, corpus: Dict[str, Path], expected, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    first = annotate_ray(str(model_dir), corpus["text"], out, shard_lines=50)
+    assert first["shards_written"] == 3
+    shards = sorted(out.glob("a.txt-*.jsonl"))
+    # interrupted: shard 1 half-written (renamed but no marker), shard 2 still a temp file
+    half = shards[1]
+    half.with_suffix(".done").unlink()
+    half.write_text(half.read_text(encoding="utf8").splitlines()[0] + "\n", encoding="utf8")
+    shards[2].with_suffix(".done").unlink()
+    shards[2].rename(out / ".a.txt-00002.1234abcd.tmp")
+    kept = shards[0].stat().st_mtime_ns, shards[0].with_suffix(".done").stat().st_mtime_ns
+    second = annotate_ray(str(model_dir), corpus["text"], out, shard_lines=50)
+    assert second["shards_written"] == 2 and second["shards_done_before"] == 1
+    assert (shards[0].stat().st_mtime_ns, shards[0].with_suffix(".done").stat().st_mtime_ns) == kept
+    assert shard_records(out, "a.txt") == expected["a.txt"]
+    assert not list(out.glob(".*"))  # no temporary file survives
+    # every count covers the whole input, whichever run did the shard
+    for key in ("docs", "records", "frames", "skipped"):
+        assert second[key] == first[key]
+    third = annotate_ray(str(model_dir), corpus["text"], out, shard_lines=50)
+    assert third["shards_written"] == 0 and third["docs"] == first["docs"]
+    # cutting the input differently into the same directory is refused
+    with pytest.raises(RayAnnotateError, match="same options"):
+        annotate_ray(str(model_dir), corpus["text"], out, shard_lines=20)
+
+
+def test_invalid_line_stops_or_is_counted(
+    ray_session: None, model_dir: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "bad.jsonl"
+    lines = [json.dumps({"text": t}) for t in make_texts(30)]
+    lines[12] = '{"text": "unclosed'
+    lines[20] = json.dumps({"txt": "no text"})
+    source.write_text("\n".join(lines) + "\n", encoding="utf8")
+    out = tmp_path / "out"
+    with pytest.raises(RayAnnotateError, match=r"bad\.jsonl:13: invalid JSON") as err:
+        annotate_ray(str(model_dir), source, out, shard_lines=10)
+    assert "1 more invalid line" in str(err.value)
+    assert not list(out.glob("*.jsonl")), "nothing is written when a line is invalid"
+    stats = annotate_ray(str(model_dir), source, out, shard_lines=10, skip_invalid=True)
+    assert stats["docs"] == 28
+    assert stats["skipped"]["invalid_json"] == 1 and stats["skipped"]["bad_object"] == 1
+    assert [r["line"] for r in shard_records(out, "bad.jsonl")] == [
+        n for n in range(1, 31) if n not in (13, 21)
+    ]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def ray_head(tmp_path: Path) -> Iterator[str]:
+    """A cluster started as a user would, ``ray start --head``, in a process of its own
+    (``--block``: ending that process stops the cluster's processes, and only them;
+    ``ray stop`` would stop every Ray process of this user on the machine)."""
+    port = _free_port()
+    ray_cli = Path(sys.executable).with_name("ray")
+    log = open(tmp_path / "ray_head.log", "w")  # noqa: SIM115 (closed in the finally)
+    head = subprocess.Popen(
+        [
+            str(ray_cli),
+            "start",
+            "--head",
+            "--block",
+            f"--port={port}",
+            "--node-ip-address=127.0.0.1",
+            "--num-cpus=1",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        head.send_signal(signal.SIGTERM)
+        try:
+            head.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait()
+        log.close()
+
+
+def test_cli_on_a_cluster_by_address(
+    ray_head: str, model_dir: Path, corpus: Dict[str, Path], expected, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "spacy_lisa", "predict", str(model_dir), str(corpus["jsonl"])]
+    cmd += ["-o", str(out), "--engine", "ray", "--address", ray_head, "--workers", "1"]
+    env = {k: v for k, v in os.environ.items() if k != CRASH_ENV}
+    deadline = time.monotonic() + 120
+    while True:  # the head may still be starting: the CLI then cannot connect yet
+        result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+        if result.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert shard_records(out, "b.jsonl") == expected["b.jsonl"]
+    assert "Labelled 100 doc(s)" in result.stderr
