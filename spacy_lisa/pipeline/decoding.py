@@ -3,6 +3,10 @@
 - :func:`viterbi_decode`: best BIO role sequence of one frame under hard BIO constraints,
   optionally with transition/start log-probabilities estimated from the training data
   (:func:`estimate_transitions`), as in LISA §7 (Table 7: +0.2 to +0.6 F1 over greedy).
+- :func:`viterbi_paths`: the same for every frame of a batch at once (``[F, T]`` ids).
+- :func:`decode_frames`: role logits of a batch -> per frame the predicate and role
+  spans, as ``lisa_srl`` writes them (log-softmax, Viterbi or greedy, BIO -> spans on
+  arrays: :func:`paths_to_spans`, :func:`spans_to_frames`).
 - :func:`greedy_decode`: per-token argmax (the baseline).
 - :func:`mst_decode`: maximum spanning tree over a head-score matrix with exactly one
   root, through ``ufal.chu_liu_edmonds``.
