@@ -32,7 +32,7 @@ from thinc.api import Config, Model, set_dropout_rate
 from thinc.types import Ints1d, Ints2d
 
 from ..alignment import one_to_one
-from ..bio import OUTSIDE, VERB, bio_to_spans, spans_to_bio
+from ..bio import OUTSIDE, VERB, spans_to_bio
 from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
 from ..models.thinc_lisa import FRAME_DIMS
@@ -654,8 +654,34 @@ class LisaSRL(TrainablePipe):
                     parse_mode=self.cfg["model_parse"],
                 )
             output = self.model.predict(batch)
+            if source == "model" and self.cfg["overwrite_parse"] and output.used_heads is not None:
+                # decode the own parse as a tree, then let the model follow that tree, so
+                # the tree written to the doc, the labels scored for it and the parse the
+                # roles followed are one and the same
+                batch = LisaBatch(
+                    docs=group_docs,
+                    windows=batch.windows,
+                    heads=self._tree_heads(group_docs, output),
+                    predicates=predicates,
+                    parse_mode="given",
+                )
+                output = self.model.predict(batch)
             groups.append(_Group(indices, output, source))
         return LisaPrediction(groups)
+
+    def _tree_heads(self, docs: List[Doc], output: LisaOutput) -> List[Ints1d]:
+        """Absolute heads per doc of the maximum spanning tree of each window's parent
+        scores (a well-formed tree per window, root = self-loop)."""
+        from .decoding import mst_decode
+
+        head_scores = self.model.ops.to_numpy(output.head_scores)
+        heads = [np.arange(len(doc), dtype="i") for doc in docs]
+        for s, (doc_i, w_start, w_end) in enumerate(output.windows):
+            n = w_end - w_start
+            heads[doc_i][w_start:w_end] = w_start + np.asarray(
+                mst_decode(head_scores[s, :n, :n]), dtype="i"
+            )
+        return [_ints1d(h.tolist()) for h in heads]
 
     # ---------------------------------------------------------------- annotate ---------
     def set_annotations(self, docs: Iterable[Doc], scores: LisaPrediction) -> None:
@@ -669,53 +695,46 @@ class LisaSRL(TrainablePipe):
             self._annotate_group([docs[i] for i in group.doc_indices], group)
 
     def _annotate_group(self, docs: List[Doc], group: _Group) -> None:
+        """Decode every frame of the group at once (log-softmax and Viterbi over one
+        array), then write frames, the parse used, POS and attention with array slices
+        per window: no per-token Python in this path."""
         # imported here: spaCy imports every factory module on Language init, keep it light
-        from .decoding import greedy_decode, mst_decode, viterbi_decode_batch
+        from .decoding import decode_frames
 
         ops = self.model.ops
         out = group.output
-        roles = self.role_labels
         tags = self.tag_labels
         deps = self.dep_labels
         tag_ids = ops.to_numpy(out.tag_scores).argmax(axis=-1) if len(tags) else None
         used_heads = ops.to_numpy(out.used_heads) if out.used_heads is not None else None
         has_syntax = used_heads is not None
-        dep_scores = ops.to_numpy(out.dep_scores) if deps else None
-        head_scores = ops.to_numpy(out.head_scores)
-        role_logp = _log_softmax(ops.to_numpy(out.role_scores)) if len(out.frames) else None
-        frames_idx = ops.to_numpy(out.frames)
+        dep_ids = ops.to_numpy(out.dep_scores).argmax(axis=-1) if deps else None
+        frames_idx = ops.to_numpy(out.frames).astype(np.int64).reshape(-1, 2)
         attention = ops.to_numpy(out.label_attention) if out.label_attention is not None else None
-        weight = self.cfg.get("transition_weight", 0.5)
-        transitions = start = None
-        if self.cfg["transitions"] and weight:
-            transitions = weight * np.asarray(self.cfg["transitions"], dtype="f")
-            start = weight * np.asarray(self.cfg["start"], dtype="f")
         frame_labels = self._frame_label_decoder(out)
-
+        # frames: every frame of the group decoded at once
+        win_doc = [w[0] for w in out.windows]
+        win_bounds = np.asarray([w[1:] for w in out.windows], dtype=np.int64).reshape(-1, 2)
+        frame_win = frames_idx[:, 0]
+        decoded: List[Any] = []
+        if len(frames_idx):
+            decoded = decode_frames(
+                ops.to_numpy(out.role_scores),
+                frames_idx[:, 1],
+                win_bounds[frame_win, 1] - win_bounds[frame_win, 0],
+                self.role_labels,
+                offsets=win_bounds[frame_win, 0],
+                decoding=self.cfg["decoding"],
+                transitions=self.cfg["transitions"],
+                start=self.cfg["start"],
+                transition_weight=self.cfg.get("transition_weight", 0.5),
+            )
         frames_by_doc: Dict[int, List[Dict[str, Any]]] = defaultdict(list)
-        # every frame of the group decoded at once (role_logp is [F, T, L], padded)
-        lengths = [out.windows[int(s)][2] - out.windows[int(s)][1] for s, _ in frames_idx]
-        paths: List[List[int]] = []
-        if role_logp is not None and self.cfg["decoding"] == "viterbi":
-            paths = viterbi_decode_batch(role_logp, lengths, roles, transitions, start)
-        elif role_logp is not None:
-            paths = [greedy_decode(role_logp[f, :n]) for f, n in enumerate(lengths)]
-        for f, ((s, pos), best) in enumerate(zip(frames_idx, paths, strict=True)):
-            doc_i, w_start, w_end = out.windows[int(s)]
-            spans = bio_to_spans([roles[k] for k in best])
-            p = int(pos)
-            predicate = (w_start + p, w_start + p + 1)
-            frame_roles = []
-            for b, e, label in spans:
-                if label == VERB:
-                    if b <= p < e:  # the V span around the predicate token is the predicate
-                        predicate = (w_start + b, w_start + e)
-                    continue
-                if b <= p < e:  # a role may not cover its own predicate
-                    continue
-                frame_roles.append([w_start + b, w_start + e, label])
-            doc = docs[doc_i]
-            lemma, roleset, upos = frame_labels(doc, f, predicate)
+        for f, (s, (predicate, frame_roles)) in enumerate(
+            zip(frame_win.tolist(), decoded, strict=True)
+        ):
+            doc_i = win_doc[s]
+            lemma, roleset, upos = frame_labels(docs[doc_i], f, predicate)
             frames_by_doc[doc_i].append(
                 {
                     "predicate": list(predicate),
@@ -725,51 +744,59 @@ class LisaSRL(TrainablePipe):
                     "_pos": upos,
                 }
             )
+        # per window: array slices
+        pos_names = np.array([t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object)
+        dep_names = np.array(list(deps) or [""], dtype=object)
+        store_attention = attention is not None and self.cfg["store_attention"]
         token_offset = 0
         attn_by_doc: Dict[int, List[List[float]]] = {}
+        pos_by_doc: Dict[int, List[str]] = {}
+        parse_by_doc: Dict[int, Any] = {}
         for s, (doc_i, w_start, w_end) in enumerate(out.windows):
             doc = docs[doc_i]
             length = w_end - w_start
-            if s == 0 or out.windows[s - 1][0] != doc_i:  # the doc's first window
-                doc._.srl_pos = [""] * len(doc)
+            if doc_i not in pos_by_doc:  # the doc's first window
+                pos_by_doc[doc_i] = [""] * len(doc)
                 # a model without a syntactic head (SA, parse_layer = 0) follows no parse
-                doc._.srl_parse = (
+                parse_by_doc[doc_i] = (
                     {"heads": list(range(len(doc))), "deps": [""] * len(doc)}
                     if has_syntax
                     else None
                 )
-            parse = doc._.srl_parse
+            parse = parse_by_doc[doc_i]
             if parse is not None and used_heads is not None:
-                for t in range(length):
-                    parse["heads"][w_start + t] = w_start + int(used_heads[s, t])
-                    if dep_scores is not None:
-                        parse["deps"][w_start + t] = deps[int(dep_scores[s, t].argmax())]
+                heads = w_start + used_heads[s, :length].astype(np.int64)
+                parse["heads"][w_start:w_end] = heads.tolist()
+                if dep_ids is not None:
+                    parse["deps"][w_start:w_end] = dep_names[dep_ids[s, :length]].tolist()
             if parse is not None and group.parse_source == "doc":
                 parse["heads"][w_start:w_end] = [t.head.i for t in doc[w_start:w_end]]
                 parse["deps"][w_start:w_end] = [t.dep_ for t in doc[w_start:w_end]]
             if tag_ids is not None:
-                for t in range(length):
-                    tag = tags[int(tag_ids[token_offset + t])].removesuffix(PREDICATE_SUFFIX)
-                    doc._.srl_pos[w_start + t] = tag
-                    if self.cfg["write_pos"] and not doc[w_start + t].tag_:
-                        doc[w_start + t].tag_ = tag
-            if parse is not None and self.cfg["overwrite_parse"] and head_scores.size:
-                mst = mst_decode(head_scores[s, :length, :length])
-                for t, h in enumerate(mst):
-                    parse["heads"][w_start + t] = w_start + h
-            if attention is not None and self.cfg["store_attention"]:
+                window_tags = tag_ids[token_offset : token_offset + length]
+                pos_by_doc[doc_i][w_start:w_end] = pos_names[window_tags].tolist()
+            if store_attention:
+                assert attention is not None
                 rows = attn_by_doc.setdefault(
                     doc_i, [[0.0] * len(doc) for _ in range(attention.shape[1])]
                 )
-                for h in range(attention.shape[1]):
-                    rows[h][w_start:w_end] = [float(x) for x in attention[s, h, :length]]
+                for h, values in enumerate(attention[s, :, :length].astype(np.float64).tolist()):
+                    rows[h][w_start:w_end] = values
             token_offset += length
         keep_pos = self.cfg.get("predicate_pos")
         for doc_i, doc in enumerate(docs):
+            pos = pos_by_doc.get(doc_i)
+            if pos is not None:
+                doc._.srl_pos = pos
+                doc._.srl_parse = parse_by_doc[doc_i]
+                if self.cfg["write_pos"] and tag_ids is not None:
+                    for token, tag in zip(doc, pos, strict=True):
+                        if tag and not token.tag_:
+                            token.tag_ = tag
             frames = []
             for frame in frames_by_doc.get(doc_i, []):
                 upos = frame.pop("_pos") or ptb_upos(
-                    (doc._.srl_pos or [""] * len(doc))[frame["predicate"][0]]
+                    (pos or [""] * len(doc))[frame["predicate"][0]]
                 )
                 if keep_pos is None or upos in keep_pos:
                     frames.append(frame)
@@ -1049,11 +1076,6 @@ class LisaSRL(TrainablePipe):
 
 def _ints1d(values: Sequence[int]) -> Ints1d:
     return cast(Ints1d, np.asarray(values, dtype="i"))
-
-
-def _log_softmax(x: np.ndarray) -> np.ndarray:
-    x = x - x.max(axis=-1, keepdims=True)
-    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
 
 
 def _write_parse(doc: Doc, heads: List[int], deps: List[str]) -> None:

@@ -334,6 +334,27 @@ def test_overwrite_parse_always_yields_a_tree(trained_nlp):
         # the overwritten parse is the model's own: the training trees come back
         doc = trained_nlp(TEXTS[0])
         assert [t.head.i for t in doc] == SENTENCES[0][2]
+        # the tree written is the parse the roles followed, with the labels scored for it
+        for doc in trained_nlp.pipe(texts):
+            assert doc._.srl_parse_source == "model"
+            assert doc._.srl_parse["heads"] == [t.head.i for t in doc]
+            assert doc._.srl_parse["deps"] == [t.dep_ for t in doc]
+    finally:
+        srl.overwrite_parse = False
+
+
+def test_overwrite_parse_leaves_a_doc_parse_alone(trained_nlp):
+    """With the doc's own parse followed (parse_source "auto"/"doc"), overwrite_parse
+    writes nothing and srl_parse is the doc's parse, not a model tree."""
+    srl = trained_nlp.get_pipe("lisa_srl")
+    srl.overwrite_parse = True
+    try:
+        words, tags, heads, deps, _ = SENTENCES[1]
+        doc = Doc(trained_nlp.vocab, words=words, heads=[0] * len(words), deps=["dep"] * 6)
+        doc = srl(doc)
+        assert doc._.srl_parse_source == "doc"
+        assert [t.head.i for t in doc] == [0] * len(words)
+        assert doc._.srl_parse == {"heads": [0] * len(words), "deps": ["dep"] * len(words)}
     finally:
         srl.overwrite_parse = False
 
