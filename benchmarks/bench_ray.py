@@ -43,10 +43,12 @@ def main() -> None:
     args = parser.parse_args()
 
     import ray
+    import spacy
 
     from spacy_lisa.cli.predict import predict
     from spacy_lisa.ray_annotate import annotate_ray
 
+    spacy.load(args.model)  # warm-up: imports and disk caches, so that run 1 is not penalised
     results: List[Dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench_ray_") as tmp_dir:
         tmp = Path(tmp_dir)

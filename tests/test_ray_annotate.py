@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
@@ -297,10 +299,14 @@ def _free_port() -> int:
 @pytest.fixture
 def ray_head(tmp_path: Path) -> Iterator[str]:
     """A cluster started as a user would, ``ray start --head``, in a process of its own
-    (``--block``: ending that process stops the cluster's processes, and only them;
-    ``ray stop`` would stop every Ray process of this user on the machine)."""
+    and process group (``--block``), stopped by signalling that group: its processes and
+    only them (``ray stop`` would stop every Ray process of this user on the machine,
+    the session's cluster and other people's runs included)."""
     port = _free_port()
     ray_cli = Path(sys.executable).with_name("ray")
+    # a temp dir of its own: the cluster's address file must not outlive it in /tmp/ray,
+    # where a later ray.init() would take it for a running cluster (short: socket paths)
+    temp_dir = tempfile.mkdtemp(prefix="rayhead")
     log = open(tmp_path / "ray_head.log", "w")  # noqa: SIM115 (closed in the finally)
     head = subprocess.Popen(
         [
@@ -313,6 +319,7 @@ def ray_head(tmp_path: Path) -> Iterator[str]:
             "--num-cpus=1",
             "--include-dashboard=false",
             "--disable-usage-stats",
+            f"--temp-dir={temp_dir}",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -321,13 +328,20 @@ def ray_head(tmp_path: Path) -> Iterator[str]:
     try:
         yield f"127.0.0.1:{port}"
     finally:
-        head.send_signal(signal.SIGTERM)
-        try:
-            head.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(head.pid, signal.SIGKILL)
-            head.wait()
+        # SIGTERM to the cluster's own process group (what `ray stop` sends each Ray
+        # process), then SIGKILL to whatever of that group is left
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(head.pid, sig)
+                head.wait(timeout=5)
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+            time.sleep(1)  # let the other processes of the group go too
+        head.wait()
         log.close()
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def test_cli_on_a_cluster_by_address(
