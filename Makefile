@@ -8,7 +8,7 @@ TORCH = torch==2.13.0
 
 install: $(PYTHON) browser
 	$(PYTHON) -m pip install --upgrade pip
-	$(PYTHON) -m pip install $(TORCH) -e ".[dev]"
+	$(PYTHON) -m pip install -c constraints.txt $(TORCH) -e ".[dev]"
 
 $(PYTHON):
 	python3 -m venv $(VENV)

@@ -182,26 +182,18 @@ def make_lisa_srl(
     )
 
 
-_FORK_GUARD_INSTALLED = False
-
-
-def _install_fork_guard() -> None:
-    """Make forked workers (``nlp.pipe(..., n_process=N)``) run torch single-threaded.
+def _single_threaded_in_worker(owner_pid: int) -> None:
+    """In a worker process (``nlp.pipe(..., n_process=N)``), run torch on one thread.
 
     GNU OpenMP's thread pool does not survive ``fork``: a child that enters a parallel
     torch op after the parent used one deadlocks. The workers are parallel processes
-    already, so one thread each loses nothing."""
-    global _FORK_GUARD_INSTALLED
-    if _FORK_GUARD_INSTALLED or not hasattr(os, "register_at_fork"):
-        return
-
-    def single_threaded_torch() -> None:
+    already, so one thread each loses nothing. Only processes that run this component
+    outside the one that built or loaded it are affected (no process-global fork hook)."""
+    if os.getpid() != owner_pid:
         import torch
 
-        torch.set_num_threads(1)
-
-    os.register_at_fork(after_in_child=single_threaded_torch)
-    _FORK_GUARD_INSTALLED = True
+        if torch.get_num_threads() != 1:
+            torch.set_num_threads(1)
 
 
 def _check_loss_weights(weights: Optional[Dict[str, float]]) -> Dict[str, float]:
@@ -292,7 +284,7 @@ class LisaSRL(TrainablePipe):
         predicate_pos: Optional[Sequence[str]] = None,
     ) -> None:
         install_extensions()
-        _install_fork_guard()
+        self._owner_pid = os.getpid()
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -626,6 +618,7 @@ class LisaSRL(TrainablePipe):
         model call per group)."""
         if not self.is_initialized:
             raise ValueError(Errors.E020.format(name=self.name))
+        _single_threaded_in_worker(self._owner_pid)
         docs = list(docs)
         by_source: Dict[str, List[int]] = defaultdict(list)
         for i, doc in enumerate(docs):
