@@ -37,6 +37,7 @@ from typing import Any, Callable, Dict, List
 import spacy
 from bench_pipeline_speed import REPO, dev_texts  # type: ignore[import-not-found]
 
+import spacy_lisa.pipeline.annotate as annotate
 import spacy_lisa.pipeline.decoding as decoding
 import spacy_lisa.pipeline.srl_component as srl_component
 
@@ -93,13 +94,9 @@ def instrument(nlp: Any, timer: StageTimer) -> None:
     component.set_annotations = timer.wrap(
         "annotate: per-frame/token Python", component.set_annotations
     )
-    # module globals, looked up at call time by the component and by decode_frames
+    # module globals, looked up at call time by annotate_group and by decode_frames
     patches = {
-        srl_component: {
-            "_log_softmax": "log-softmax",
-            "bio_to_spans": "BIO->spans",
-            "set_srl_frames": "set_srl_frames",
-        },
+        annotate: {"set_srl_frames": "set_srl_frames"},
         decoding: {
             "_log_softmax": "log-softmax",
             "viterbi_decode_batch": "Viterbi",

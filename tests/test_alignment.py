@@ -51,17 +51,3 @@ def test_span_inside_a_reference_token_does_not_map() -> None:
     token_map = TokenMap(Example(pred, ref))
     assert token_map.span(0, 1) is None  # "ice" is half of a reference token
     assert token_map.span(0, 2) == (0, 1)
-
-
-def test_same_as_the_component_alignment() -> None:
-    # the component's own copy (until it uses this module) must agree
-    import pytest
-
-    from spacy_lisa.pipeline.srl_component import LisaSRL
-
-    method = getattr(LisaSRL, "_alignment", None)
-    if method is None:
-        pytest.skip("the component no longer has its own _alignment")
-    eg = mismatched()
-    ours, theirs = one_to_one(eg), method(None, eg)
-    assert [a.tolist() for a in ours] == [a.tolist() for a in theirs]

@@ -6,21 +6,19 @@ doc (``parse_source``): the doc's own parse (e.g. from a spaCy ``parser`` earlie
 pipeline, or a gold parse), or the model's own. Results are written to
 ``doc._.srl_frames`` (and mirrored into ``doc.spans["srl"]``), see :mod:`spacy_lisa.frames`.
 
-The torch model is in :mod:`spacy_lisa.models`; this module turns Docs and Examples into
-the model's :class:`~spacy_lisa.models.types.LisaBatch`, gold into
-:class:`~spacy_lisa.models.types.LisaTargets`, and decoded scores into frames.
+The torch model is in :mod:`spacy_lisa.models`. This module is the factory and the
+``TrainablePipe`` contract; the work is in :mod:`.labels` (labels from the data),
+:mod:`.batching` (Docs/Examples -> ``LisaBatch``), :mod:`.targets` (gold ->
+``LisaTargets``) and :mod:`.annotate` (decoded scores -> frames on the docs).
 """
 
 from __future__ import annotations
 
 import os
-import warnings
-from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-import numpy as np
 import srsly
 from spacy import util
 from spacy.language import Language
@@ -29,17 +27,29 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
-from thinc.types import Ints1d, Ints2d
 
-from ..alignment import one_to_one
-from ..bio import OUTSIDE, VERB, spans_to_bio
-from ..errors import Errors, Warnings
+from ..errors import Errors
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
 from ..models.thinc_lisa import FRAME_DIMS
 from ..models.types import LisaBatch, LisaOutput, LisaTargets, LossWeights
-from .senses import ptb_upos
+from .annotate import annotate_group
+from .batching import PredictGroup, Windower, predict_groups, train_batch
+from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
+from .labels import (
+    collect_label_data,
+    ensure_model_built,
+    init_role_prior,
+    label_data,
+    lemma_trees,
+    role_names,
+    set_label_dims,
+    store_label_data,
+)
+from .targets import gold_targets
 
-PREDICATE_SUFFIX = ":PREDICATE"
+if TYPE_CHECKING:
+    from .senses import LemmaTrees
+
 PARSE_SOURCES = ("auto", "model", "doc")
 PREDICATE_SOURCES = ("model", "doc")
 DECODINGS = ("viterbi", "greedy")
@@ -54,8 +64,6 @@ DEFAULT_LOSS_WEIGHTS = {
     "lemma": 1.0,
     "predicate_pos": 1.0,
 }
-# edit trees seen fewer times than this on training predicates are not lemma classes
-MIN_LEMMA_TREE_FREQ = 2
 
 default_model_config = """
 [model]
@@ -216,19 +224,10 @@ def _check_choice(option: str, value: str, choices: Sequence[str]) -> str:
 
 
 @dataclass
-class _Group:
-    """Docs of one predict call that share a parse mode (one model call)."""
-
-    doc_indices: List[int]
-    output: LisaOutput
-    parse_source: str  # what is written to doc._.srl_parse_source
-
-
-@dataclass
 class LisaPrediction:
     """What :meth:`LisaSRL.predict` returns and :meth:`LisaSRL.set_annotations` reads."""
 
-    groups: List[_Group]
+    groups: List[PredictGroup]
 
 
 class LisaSRL(TrainablePipe):
@@ -321,9 +320,8 @@ class LisaSRL(TrainablePipe):
             "lemma_trees": [],
             "pred_pos_labels": [],
         }
-        self._warned_long = False
-        self._warned_unsegmented = False
-        self._lemma_trees: Optional[Any] = None  # EditTrees, built from cfg on first use
+        self._windower = Windower()  # remembers its warnings: W001 and W003 once
+        self._lemma_trees: Optional[LemmaTrees] = None  # built from cfg on first use
 
     # ---------------------------------------------------------------- options ----------
     # Options are plain attributes backed by cfg, so `spacy-lisa evaluate` (or a user) can
@@ -376,25 +374,13 @@ class LisaSRL(TrainablePipe):
     @property
     def labels(self) -> Tuple[str, ...]:
         """The role labels (without BIO prefixes, ``V`` excluded)."""
-        return tuple(
-            sorted({tag[2:] for tag in self.role_labels if tag != OUTSIDE and tag[2:] != VERB})
-        )
+        return role_names(self.role_labels)
 
     @property
     def label_data(self) -> Dict[str, Any]:
         """Everything :meth:`initialize` collects from the data; pass it back as
         ``labels`` (e.g. via ``spacy init labels``) to skip the collection."""
-        return {
-            "labels": self.cfg["labels"],
-            "transitions": self.cfg["transitions"],
-            "start": self.cfg["start"],
-            "rolesets": self.cfg["rolesets"],
-            "role_counts": self.cfg.get("role_counts") or {},
-            "senses": self.cfg.get("senses") or [],
-            "sense_candidates": self.cfg.get("sense_candidates") or {},
-            "lemma_trees": self.cfg.get("lemma_trees") or [],
-            "pred_pos_labels": self.cfg.get("pred_pos_labels") or [],
-        }
+        return label_data(self.cfg)
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError(
@@ -423,194 +409,23 @@ class LisaSRL(TrainablePipe):
         seen in training; set it in ``[initialize.components.lisa_srl]``)."""
         validate_get_examples(get_examples, "LisaSRL.initialize")
         if labels is None:
-            collected = self._collect_label_data(get_examples())
-            if collected is None:
+            labels = collect_label_data(get_examples(), self.vocab.strings)
+            if labels is None:
                 raise ValueError(Errors.E021)
-            labels = collected
-        self.cfg["labels"] = {k: list(v) for k, v in labels["labels"].items()}
-        self.cfg["transitions"] = labels.get("transitions")
-        self.cfg["start"] = labels.get("start")
-        self.cfg["rolesets"] = dict(labels.get("rolesets") or {})
-        self.cfg["role_counts"] = dict(labels.get("role_counts") or {})
-        self.cfg["senses"] = list(labels.get("senses") or [])
-        self.cfg["sense_candidates"] = dict(labels.get("sense_candidates") or {})
-        self.cfg["lemma_trees"] = [list(p) for p in labels.get("lemma_trees") or []]
-        self.cfg["pred_pos_labels"] = list(labels.get("pred_pos_labels") or [])
-        if propbank_frames is not None:
-            from .senses import add_frame_file_candidates
-
-            add_frame_file_candidates(self.cfg["sense_candidates"], propbank_frames)
+        store_label_data(self.cfg, labels, propbank_frames)
         self._lemma_trees = None
         sample = [eg for eg in islice(get_examples(), 200) if has_srl_annotation(eg.reference)][:10]
         if not sample:
             raise ValueError(Errors.E021)
-        self._set_label_dims()
+        set_label_dims(self.model, self.cfg)
         self.model.initialize(X=self._train_batch(sample))
         if self.cfg["role_counts"]:
-            self._init_role_prior()
+            init_role_prior(self.model, self.cfg)
         self.cfg["model_dims"] = {
             name: self.model.get_dim(name)
             for name in ("nI", "n_tags", "n_deps", "n_roles", *FRAME_DIMS)
             if self.model.maybe_get_dim(name) is not None
         }
-
-    def _collect_label_data(self, examples: Iterable[Example]) -> Optional[Dict[str, Any]]:
-        from .decoding import estimate_transitions
-        from .senses import FrameLabelCollector
-
-        frame_labels = FrameLabelCollector(self.vocab.strings)
-        tags: set = set()
-        deps: set = set()
-        roleset_counts: Dict[str, Counter] = defaultdict(Counter)
-        sequences: List[List[str]] = []
-        role_counts: Counter = Counter()
-        n_annotated = 0
-        for eg in examples:
-            ref = eg.reference
-            if not has_srl_annotation(ref):
-                continue
-            n_annotated += 1
-            predicate_tokens = {f.predicate.start for f in ref._.srl_frames}
-            for token in ref:
-                if token.tag_:
-                    tags.add(token.tag_)
-                    if token.i in predicate_tokens:
-                        tags.add(token.tag_ + PREDICATE_SUFFIX)
-                if token.dep_ and ref.has_annotation("DEP"):
-                    deps.add(token.dep_)
-            for frame in ref._.srl_frames:
-                sent = frame.predicate.sent if ref.has_annotation("SENT_START") else ref[:]
-                offset = sent.start
-                spans = [(r.start - offset, r.end - offset, r.label_) for r in frame.roles]
-                pred = (frame.predicate.start - offset, frame.predicate.end - offset)
-                bio, _ = spans_to_bio(len(sent), spans, predicate=pred)
-                role_counts.update(bio)
-                sequences.append(bio)
-                if frame.roleset:
-                    roleset_counts[frame.predicate.text.lower()][frame.roleset] += 1
-                frame_labels.add(frame)
-        if n_annotated == 0:
-            return None
-        if not tags:
-            # no gold POS: the joint classifier still detects predicates
-            tags = {"X", "X" + PREDICATE_SUFFIX}
-        role_list = sorted({OUTSIDE, f"B-{VERB}", f"I-{VERB}", *role_counts})
-        transitions, start = estimate_transitions(sequences, role_list)
-        return {
-            "labels": {"roles": role_list, "tags": sorted(tags), "deps": sorted(deps)},
-            "transitions": transitions.tolist(),
-            "start": start.tolist(),
-            # the most frequent roleset per predicate form: used only by pipelines saved
-            # before the sense classifier (kept for label_data compatibility)
-            "rolesets": {w: c.most_common(1)[0][0] for w, c in roleset_counts.items()},
-            **frame_labels.label_data(min_tree_freq=MIN_LEMMA_TREE_FREQ),
-            # token counts per BIO role: the LAN decoder starts from their log prior
-            "role_counts": dict(role_counts),
-        }
-
-    def _init_role_prior(self) -> None:
-        """Give the role scorer the add-one log frequencies of the BIO roles, where it
-        takes a label prior (the LAN decoder): without it, LAN's BiLSTM saturated into a
-        constant "everything is O" output on EWT and never left it."""
-        from ..models.thinc_lisa import set_role_prior
-
-        counts = np.array([self.cfg["role_counts"].get(r, 0) for r in self.role_labels], "f")
-        set_role_prior(self.model, np.log((counts + 1.0) / (counts + 1.0).sum()))
-
-    def _set_label_dims(self) -> None:
-        self.model.set_dim("n_tags", max(1, len(self.tag_labels)))
-        self.model.set_dim("n_deps", max(1, len(self.dep_labels)))
-        self.model.set_dim("n_roles", len(self.role_labels))
-        for dim, key in (
-            ("n_senses", "senses"),
-            ("n_lemmas", "lemma_trees"),
-            ("n_pred_pos", "pred_pos_labels"),
-        ):
-            n = len(self.cfg.get(key) or [])
-            if n and self.model.maybe_get_dim(dim) in (None, n):
-                self.model.set_dim(dim, n, force=True)
-        self.model.attrs["predicate_tags"] = [
-            i for i, t in enumerate(self.tag_labels) if t.endswith(PREDICATE_SUFFIX)
-        ]
-
-    def _ensure_model_built(self) -> None:
-        """Rebuild the lazily built torch layer from the saved dims before loading
-        weights (the serialisation trap of lazily built layers)."""
-        from ..models.thinc_lisa import ensure_built
-
-        dims = self.cfg.get("model_dims")
-        if not dims:
-            raise ValueError(Errors.E025)
-        self._set_label_dims()
-        for name, value in dims.items():
-            if self.model.maybe_get_dim(name) is None:
-                self.model.set_dim(name, value)
-        ensure_built(self.model)
-
-    # ---------------------------------------------------------------- windows/batches --
-    def _windows(
-        self, doc: Doc, reference: Optional[Doc] = None, *, segment: bool = False
-    ) -> List[Tuple[int, int]]:
-        """Encoder windows of ``doc``: its sentences (or the reference's when the
-        tokenisations match), split at ``max_length``. A doc without sentence boundaries
-        is one window in training; at prediction (``segment``) it is split by
-        punctuation rules, with warning W003 once, so roles never run across sentences
-        the user did not mark."""
-        if len(doc) == 0:
-            return []
-        if doc.has_annotation("SENT_START"):
-            bounds = [(s.start, s.end) for s in doc.sents]
-        elif (
-            reference is not None
-            and reference.has_annotation("SENT_START")
-            and [t.text for t in reference] == [t.text for t in doc]
-        ):
-            bounds = [(s.start, s.end) for s in reference.sents]
-        elif segment:
-            bounds = self._rule_sentences(doc)
-        else:
-            bounds = [(0, len(doc))]
-        max_len = self.cfg["max_length"]
-        windows: List[Tuple[int, int]] = []
-        for start, end in bounds:
-            if end - start > max_len and not self._warned_long:
-                warnings.warn(
-                    Warnings.W001.format(doc=doc.text[:40], length=end - start, max_length=max_len),
-                    stacklevel=2,
-                )
-                self._warned_long = True
-            for s in range(start, end, max_len):
-                windows.append((s, min(s + max_len, end)))
-        return windows
-
-    def _rule_sentences(self, doc: Doc) -> List[Tuple[int, int]]:
-        """Sentence bounds of a doc without them, by spaCy's punctuation rules (the
-        ``sentencizer``'s), computed without writing them to the doc."""
-        from spacy.pipeline import Sentencizer
-
-        starts = [i for i, start in enumerate(Sentencizer().predict([doc])[0]) if start or i == 0]
-        bounds = list(zip(starts, starts[1:] + [len(doc)], strict=True))
-        if len(bounds) > 1 and not self._warned_unsegmented:
-            warnings.warn(Warnings.W003.format(doc=doc.text[:40]), stacklevel=3)
-            self._warned_unsegmented = True
-        return bounds
-
-    def _doc_heads(self, doc: Doc) -> Ints1d:
-        return _ints1d([t.head.i for t in doc])
-
-    def _resolve_parse_source(self, doc: Doc) -> str:
-        source = self.cfg["parse_source"]
-        if source == "auto":
-            return "doc" if doc.has_annotation("DEP") else "model"
-        if source == "doc" and not doc.has_annotation("DEP"):
-            raise ValueError(Errors.E022.format(doc=doc.text[:40]))
-        return source
-
-    def _doc_predicates(self, doc: Doc) -> Ints1d:
-        marked = doc._.srl_predicates
-        if marked is None:
-            raise ValueError(Errors.E023.format(doc=doc.text[:40]))
-        return _ints1d(sorted(marked))
 
     # ---------------------------------------------------------------- predict ----------
     def predict(self, docs: Iterable[Doc]) -> LisaPrediction:
@@ -619,62 +434,7 @@ class LisaSRL(TrainablePipe):
         if not self.is_initialized:
             raise ValueError(Errors.E020.format(name=self.name))
         _single_threaded_in_worker(self._owner_pid)
-        docs = list(docs)
-        by_source: Dict[str, List[int]] = defaultdict(list)
-        for i, doc in enumerate(docs):
-            if len(doc) == 0:
-                continue
-            by_source[self._resolve_parse_source(doc)].append(i)
-        groups = []
-        for source, indices in by_source.items():
-            group_docs = [docs[i] for i in indices]
-            predicates = None
-            if self.cfg["predicate_source"] == "doc":
-                predicates = [self._doc_predicates(d) for d in group_docs]
-            if source == "doc":
-                batch = LisaBatch(
-                    docs=group_docs,
-                    windows=[self._windows(d, segment=True) for d in group_docs],
-                    heads=[self._doc_heads(d) for d in group_docs],
-                    predicates=predicates,
-                    parse_mode="given",
-                )
-            else:
-                batch = LisaBatch(
-                    docs=group_docs,
-                    windows=[self._windows(d, segment=True) for d in group_docs],
-                    predicates=predicates,
-                    parse_mode=self.cfg["model_parse"],
-                )
-            output = self.model.predict(batch)
-            if source == "model" and self.cfg["overwrite_parse"] and output.used_heads is not None:
-                # decode the own parse as a tree, then let the model follow that tree, so
-                # the tree written to the doc, the labels scored for it and the parse the
-                # roles followed are one and the same
-                batch = LisaBatch(
-                    docs=group_docs,
-                    windows=batch.windows,
-                    heads=self._tree_heads(group_docs, output),
-                    predicates=predicates,
-                    parse_mode="given",
-                )
-                output = self.model.predict(batch)
-            groups.append(_Group(indices, output, source))
-        return LisaPrediction(groups)
-
-    def _tree_heads(self, docs: List[Doc], output: LisaOutput) -> List[Ints1d]:
-        """Absolute heads per doc of the maximum spanning tree of each window's parent
-        scores (a well-formed tree per window, root = self-loop)."""
-        from .decoding import mst_decode
-
-        head_scores = self.model.ops.to_numpy(output.head_scores)
-        heads = [np.arange(len(doc), dtype="i") for doc in docs]
-        for s, (doc_i, w_start, w_end) in enumerate(output.windows):
-            n = w_end - w_start
-            heads[doc_i][w_start:w_end] = w_start + np.asarray(
-                mst_decode(head_scores[s, :n, :n]), dtype="i"
-            )
-        return [_ints1d(h.tolist()) for h in heads]
+        return LisaPrediction(predict_groups(list(docs), self.model, self.cfg, self._windower))
 
     # ---------------------------------------------------------------- annotate ---------
     def set_annotations(self, docs: Iterable[Doc], scores: LisaPrediction) -> None:
@@ -684,211 +444,14 @@ class LisaSRL(TrainablePipe):
             if len(doc) == 0:
                 set_srl_frames(doc, [], spans_key=self.cfg["spans_key"])
                 doc._.srl_parse_source = None
+        ops, trees = self.model.ops, self._get_lemma_trees()
         for group in scores.groups:
-            self._annotate_group([docs[i] for i in group.doc_indices], group)
-
-    def _annotate_group(self, docs: List[Doc], group: _Group) -> None:
-        """Decode every frame of the group at once (log-softmax and Viterbi over one
-        array), then write frames, the parse used, POS and attention with array slices
-        per window: no per-token Python in this path."""
-        # imported here: spaCy imports every factory module on Language init, keep it light
-        from .decoding import decode_frames
-
-        ops = self.model.ops
-        out = group.output
-        tags = self.tag_labels
-        deps = self.dep_labels
-        tag_ids = ops.to_numpy(out.tag_scores).argmax(axis=-1) if len(tags) else None
-        used_heads = ops.to_numpy(out.used_heads) if out.used_heads is not None else None
-        has_syntax = used_heads is not None
-        dep_ids = ops.to_numpy(out.dep_scores).argmax(axis=-1) if deps else None
-        frames_idx = ops.to_numpy(out.frames).astype(np.int64).reshape(-1, 2)
-        attention = ops.to_numpy(out.label_attention) if out.label_attention is not None else None
-        frame_labels = self._frame_label_decoder(out)
-        # frames: every frame of the group decoded at once
-        win_doc = [w[0] for w in out.windows]
-        win_bounds = np.asarray([w[1:] for w in out.windows], dtype=np.int64).reshape(-1, 2)
-        frame_win = frames_idx[:, 0]
-        decoded: List[Any] = []
-        if len(frames_idx):
-            decoded = decode_frames(
-                ops.to_numpy(out.role_scores),
-                frames_idx[:, 1],
-                win_bounds[frame_win, 1] - win_bounds[frame_win, 0],
-                self.role_labels,
-                offsets=win_bounds[frame_win, 0],
-                decoding=self.cfg["decoding"],
-                transitions=self.cfg["transitions"],
-                start=self.cfg["start"],
-                transition_weight=self.cfg.get("transition_weight", 0.5),
-            )
-        frames_by_doc: Dict[int, List[Dict[str, Any]]] = defaultdict(list)
-        for f, (s, (predicate, frame_roles)) in enumerate(
-            zip(frame_win.tolist(), decoded, strict=True)
-        ):
-            doc_i = win_doc[s]
-            lemma, roleset, upos = frame_labels(docs[doc_i], f, predicate)
-            frames_by_doc[doc_i].append(
-                {
-                    "predicate": list(predicate),
-                    "roleset": roleset,
-                    "lemma": lemma,
-                    "roles": frame_roles,
-                    "_pos": upos,
-                }
-            )
-        # per window: array slices
-        pos_names = np.array([t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object)
-        dep_names = np.array(list(deps) or [""], dtype=object)
-        store_attention = attention is not None and self.cfg["store_attention"]
-        token_offset = 0
-        attn_by_doc: Dict[int, List[List[float]]] = {}
-        pos_by_doc: Dict[int, List[str]] = {}
-        parse_by_doc: Dict[int, Any] = {}
-        for s, (doc_i, w_start, w_end) in enumerate(out.windows):
-            doc = docs[doc_i]
-            length = w_end - w_start
-            if doc_i not in pos_by_doc:  # the doc's first window
-                pos_by_doc[doc_i] = [""] * len(doc)
-                # a model without a syntactic head (SA, parse_layer = 0) follows no parse
-                parse_by_doc[doc_i] = (
-                    {"heads": list(range(len(doc))), "deps": [""] * len(doc)}
-                    if has_syntax
-                    else None
-                )
-            parse = parse_by_doc[doc_i]
-            if parse is not None and used_heads is not None:
-                heads = w_start + used_heads[s, :length].astype(np.int64)
-                parse["heads"][w_start:w_end] = heads.tolist()
-                if dep_ids is not None:
-                    parse["deps"][w_start:w_end] = dep_names[dep_ids[s, :length]].tolist()
-            if parse is not None and group.parse_source == "doc":
-                parse["heads"][w_start:w_end] = [t.head.i for t in doc[w_start:w_end]]
-                parse["deps"][w_start:w_end] = [t.dep_ for t in doc[w_start:w_end]]
-            if tag_ids is not None:
-                window_tags = tag_ids[token_offset : token_offset + length]
-                pos_by_doc[doc_i][w_start:w_end] = pos_names[window_tags].tolist()
-            if store_attention:
-                assert attention is not None
-                rows = attn_by_doc.setdefault(
-                    doc_i, [[0.0] * len(doc) for _ in range(attention.shape[1])]
-                )
-                for h, values in enumerate(attention[s, :, :length].astype(np.float64).tolist()):
-                    rows[h][w_start:w_end] = values
-            token_offset += length
-        keep_pos = self.cfg.get("predicate_pos")
-        for doc_i, doc in enumerate(docs):
-            pos = pos_by_doc.get(doc_i)
-            if pos is not None:
-                doc._.srl_pos = pos
-                doc._.srl_parse = parse_by_doc[doc_i]
-                if self.cfg["write_pos"] and tag_ids is not None:
-                    for token, tag in zip(doc, pos, strict=True):
-                        if tag and not token.tag_:
-                            token.tag_ = tag
-            frames = []
-            for frame in frames_by_doc.get(doc_i, []):
-                upos = frame.pop("_pos") or ptb_upos(
-                    (pos or [""] * len(doc))[frame["predicate"][0]]
-                )
-                if keep_pos is None or upos in keep_pos:
-                    frames.append(frame)
-            set_srl_frames(doc, frames, spans_key=self.cfg["spans_key"])
-            doc._.srl_parse_source = group.parse_source if has_syntax else None
-            if doc_i in attn_by_doc:
-                names = [f"head_{h}" for h in range(len(attn_by_doc[doc_i]))]
-                doc._.srl_label_attention = {"heads": names, "weights": attn_by_doc[doc_i]}
-            if self.cfg["overwrite_parse"] and group.parse_source == "model" and doc._.srl_parse:
-                _write_parse(doc, doc._.srl_parse["heads"], doc._.srl_parse["deps"])
-
-    def _frame_label_decoder(
-        self, out: LisaOutput
-    ) -> Callable[[Doc, int, Tuple[int, int]], Tuple[Optional[str], Optional[str], str]]:
-        """A function (doc, frame index, predicate span) -> (lemma, roleset, UPOS or "")
-        for the frames of one model output."""
-        from .senses import SenseDecoder, frame_lemma
-
-        ops = self.model.ops
-        sense_scores = None if out.sense_scores is None else ops.to_numpy(out.sense_scores)
-        lemma_scores = None if out.lemma_scores is None else ops.to_numpy(out.lemma_scores)
-        pos_scores = None if out.pred_pos_scores is None else ops.to_numpy(out.pred_pos_scores)
-        pos_labels = self.cfg.get("pred_pos_labels") or []
-        trees = self._get_lemma_trees()
-        senses = self.cfg.get("senses") or []
-        decoder = SenseDecoder(senses, self.cfg.get("sense_candidates") or {}) if senses else None
-        old_rolesets = self.cfg.get("rolesets") or {}
-
-        def labels(
-            doc: Doc, f: int, predicate: Tuple[int, int]
-        ) -> Tuple[Optional[str], Optional[str], str]:
-            start, end = predicate
-            scores_f = None if lemma_scores is None else lemma_scores[f]
-            lemma = frame_lemma(doc, start, scores_f, trees)
-            upos = ""
-            if doc.has_annotation("POS"):
-                upos = doc[start].pos_
-            elif pos_scores is not None and pos_labels:
-                upos = pos_labels[int(pos_scores[f].argmax())]
-            if decoder is not None:
-                if not decoder.has_candidates(lemma) and doc[start].lemma_:
-                    # the model's lemma has no rolesets: try the doc lemmatiser's
-                    doc_lemma = doc[start].lemma_.lower()
-                    if decoder.has_candidates(doc_lemma):
-                        lemma = doc_lemma
-                scores = None if sense_scores is None else sense_scores[f]
-                return lemma, decoder.decode(scores, lemma), upos
-            # pipelines saved before the sense classifier: the most frequent roleset of
-            # the predicate's form in training (keyed by the whole predicate's text)
-            roleset = old_rolesets.get(doc[start:end].text.lower()) or old_rolesets.get(
-                doc[start].lower_
-            )
-            return (doc[start].lemma_ or None), roleset, upos
-
-        return labels
+            group_docs = [docs[i] for i in group.doc_indices]
+            annotate_group(group_docs, group.output, group.parse_source, ops, self.cfg, trees)
 
     # ---------------------------------------------------------------- training ---------
-    def _alignment(self, eg: Example) -> Tuple[np.ndarray, np.ndarray]:
-        """One-to-one token maps predicted→reference and reference→predicted (-1 where
-        a token has no one-to-one partner: its gold is masked, not guessed); the same
-        map the scorer uses (:mod:`spacy_lisa.alignment`)."""
-        return one_to_one(eg)
-
     def _train_batch(self, examples: Sequence[Example]) -> LisaBatch:
-        docs = [eg.predicted for eg in examples]
-        windows, heads, predicates = [], [], []
-        any_gold_parse = False
-        for eg in examples:
-            p2r, r2p = self._alignment(eg)
-            ref = eg.reference
-            windows.append(self._windows(eg.predicted, ref))
-            gold_heads = np.full(len(eg.predicted), -1, dtype="i")
-            if ref.has_annotation("DEP"):
-                any_gold_parse = True
-                for i, j in enumerate(p2r):
-                    if j >= 0:
-                        gold_heads[i] = r2p[ref[int(j)].head.i]
-            heads.append(cast(Ints1d, gold_heads))
-            preds = sorted(
-                {
-                    int(r2p[f.predicate.start])
-                    for f in ref._.srl_frames
-                    if r2p[f.predicate.start] >= 0
-                }
-            )
-            predicates.append(_ints1d(preds))
-        mode = {"gold": "given", "predicted": "argmax", "scheduled": "scheduled"}[
-            self.cfg["teacher_forcing"]
-        ]
-        if not any_gold_parse:
-            mode = "argmax"
-        return LisaBatch(
-            docs=docs,
-            windows=windows,
-            heads=heads,
-            predicates=predicates,
-            parse_mode=mode,
-            gold_parse_prob=self.cfg["gold_parse_prob"],
-        )
+        return train_batch(examples, self.cfg, self._windower)
 
     def update(
         self,
@@ -928,113 +491,11 @@ class LisaSRL(TrainablePipe):
         return lisa_loss(self.model.ops, scores, targets, weights)
 
     def _targets(self, examples: List[Example], output: LisaOutput) -> LisaTargets:
-        role_index = {label: i for i, label in enumerate(self.role_labels)}
-        tag_index = {label: i for i, label in enumerate(self.tag_labels)}
-        dep_index = {label: i for i, label in enumerate(self.dep_labels)}
-        n_windows = len(output.windows)
-        max_len = max((e - s for _, s, e in output.windows), default=0)
-        tags: List[int] = []
-        heads = np.full((n_windows, max_len), -1, dtype="i")
-        deps = np.full((n_windows, max_len), -1, dtype="i")
-        frame_rows: Dict[Tuple[int, int], np.ndarray] = {}
-        gold_frames: Dict[Tuple[int, int], Any] = {}  # (window, offset) -> gold SRLFrame
-        aligned = [self._alignment(eg) for eg in examples]
-        for s, (doc_i, w_start, w_end) in enumerate(output.windows):
-            eg = examples[doc_i]
-            ref = eg.reference
-            p2r, r2p = aligned[doc_i]
-            gold_preds = {int(r2p[f.predicate.start]): f for f in ref._.srl_frames}
-            has_dep = ref.has_annotation("DEP")
-            for t in range(w_start, w_end):
-                j = int(p2r[t])
-                if j < 0:
-                    tags.append(-1)
-                    continue
-                token = ref[j]
-                label = token.tag_ or "X"
-                if t in gold_preds:
-                    label += PREDICATE_SUFFIX
-                tags.append(tag_index.get(label, -1))
-                if has_dep:
-                    h = int(r2p[token.head.i])
-                    if w_start <= h < w_end:
-                        heads[s, t - w_start] = h - w_start
-                        deps[s, t - w_start] = dep_index.get(token.dep_, -1)
-            # role targets of the frames whose predicate lies in this window
-            for t, frame in gold_preds.items():
-                if not w_start <= t < w_end:
-                    continue
-                gold_frames[(s, t - w_start)] = frame
-                row = np.full(max_len, -1, dtype="i")
-                spans = []
-                ok = True
-                for r in frame.roles:
-                    b, e = int(r2p[r.start]), int(r2p[r.end - 1])
-                    if b < 0 or e < 0:
-                        ok = False  # role boundary not aligned: mask this frame
-                        break
-                    spans.append((b - w_start, e + 1 - w_start, r.label_))
-                if ok:
-                    p_end = int(r2p[frame.predicate.end - 1])
-                    pred = (t - w_start, (p_end if p_end >= t else t) + 1 - w_start)
-                    bio, _ = spans_to_bio(w_end - w_start, spans, predicate=pred)
-                    row[: w_end - w_start] = [role_index.get(tag, -1) for tag in bio]
-                frame_rows[(s, t - w_start)] = row
-        frames_idx = self.model.ops.to_numpy(output.frames)
-        roles = np.full((len(frames_idx), max_len), -1, dtype="i")
-        for f, (s, pos) in enumerate(frames_idx):
-            frame_row = frame_rows.get((int(s), int(pos)))
-            if frame_row is not None:
-                roles[f] = frame_row
-        ops = self.model.ops
-        senses, lemmas, pred_pos = self._frame_targets(frames_idx, gold_frames)
-        return LisaTargets(
-            tags=ops.asarray1i(_ints1d(tags)),
-            heads=ops.asarray2i(cast(Ints2d, heads)),
-            deps=ops.asarray2i(cast(Ints2d, deps)),
-            roles=ops.asarray2i(cast(Ints2d, roles)),
-            senses=None if senses is None else ops.asarray1i(senses),
-            lemmas=None if lemmas is None else ops.asarray1i(lemmas),
-            pred_pos=None if pred_pos is None else ops.asarray1i(pred_pos),
-        )
+        return gold_targets(examples, output, self.model.ops, self.cfg, self._get_lemma_trees())
 
-    def _frame_targets(
-        self, frames_idx: np.ndarray, gold_frames: Dict[Tuple[int, int], Any]
-    ) -> Tuple[Optional[Ints1d], Optional[Ints1d], Optional[Ints1d]]:
-        """Roleset, lemma edit-tree and UPOS class of each scored frame's gold frame
-        (-1: no gold frame there, or a class the model does not have)."""
-        from .senses import gold_lemma
-
-        sense_index = {s: i for i, s in enumerate(self.cfg.get("senses") or [])}
-        pos_index = {p: i for i, p in enumerate(self.cfg.get("pred_pos_labels") or [])}
-        trees = self._get_lemma_trees()
-        senses, lemmas, pos = [], [], []
-        for s, p in frames_idx:
-            frame = gold_frames.get((int(s), int(p)))
-            if frame is None:
-                senses.append(-1)
-                lemmas.append(-1)
-                pos.append(-1)
-                continue
-            first = frame.predicate[0]
-            senses.append(sense_index.get(frame.roleset or "", -1))
-            lemmas.append(trees.target(first.text, gold_lemma(frame)) if trees else -1)
-            pos.append(pos_index.get(first.pos_, -1))
-        return (
-            _ints1d(senses) if sense_index else None,
-            _ints1d(lemmas) if trees else None,
-            _ints1d(pos) if pos_index else None,
-        )
-
-    def _get_lemma_trees(self) -> Optional[Any]:
-        """The lemma classes (edit trees), rebuilt from cfg once; None without them."""
-        pairs = self.cfg.get("lemma_trees") or []
-        if not pairs:
-            return None
-        if self._lemma_trees is None or len(self._lemma_trees) != len(pairs):
-            from .senses import LemmaTrees
-
-            self._lemma_trees = LemmaTrees(self.vocab.strings, pairs)
+    def _get_lemma_trees(self) -> Optional[LemmaTrees]:
+        """The lemma classes (edit trees), built from cfg once; None without them."""
+        self._lemma_trees = lemma_trees(self.cfg, self.vocab.strings, self._lemma_trees)
         return self._lemma_trees
 
     # ---------------------------------------------------------------- serialisation ----
@@ -1046,7 +507,7 @@ class LisaSRL(TrainablePipe):
         if "vocab" not in exclude and "vocab" in msg:
             self.vocab.from_bytes(msg["vocab"], exclude=exclude)
         if "model" not in exclude and "model" in msg:
-            self._ensure_model_built()
+            ensure_model_built(self.model, self.cfg)
             self.model.from_bytes(msg["model"])
         return self
 
@@ -1054,7 +515,7 @@ class LisaSRL(TrainablePipe):
         self._validate_serialization_attrs()
 
         def load_model(p: Any) -> None:
-            self._ensure_model_built()
+            ensure_model_built(self.model, self.cfg)
             with open(p, "rb") as file_:
                 self.model.from_bytes(file_.read())
 
@@ -1065,19 +526,3 @@ class LisaSRL(TrainablePipe):
         }
         util.from_disk(path, deserialize, exclude)
         return self
-
-
-def _ints1d(values: Sequence[int]) -> Ints1d:
-    return cast(Ints1d, np.asarray(values, dtype="i"))
-
-
-def _write_parse(doc: Doc, heads: List[int], deps: List[str]) -> None:
-    """Write absolute ``heads`` / ``deps`` onto the doc's tokens (a well-formed tree per
-    window, as produced by MST decoding)."""
-    from spacy.attrs import DEP, HEAD
-
-    array = np.zeros((len(doc), 2), dtype="uint64")
-    for i, (h, d) in enumerate(zip(heads, deps, strict=True)):
-        array[i, 0] = np.uint64(np.int64(h - i).astype("uint64"))
-        array[i, 1] = doc.vocab.strings.add(d or "dep")
-    doc.from_array([HEAD, DEP], cast(Any, array))

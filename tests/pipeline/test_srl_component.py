@@ -408,7 +408,7 @@ def test_very_long_doc_is_windowed_not_truncated(trained_nlp):
     doc = trained_nlp.make_doc(text)
     assert len(doc) > 2500
     srl = trained_nlp.get_pipe("lisa_srl")
-    srl._warned_long = False
+    srl._windower.warned_long = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         doc = trained_nlp(text)
@@ -423,7 +423,7 @@ def test_unsegmented_doc_is_split_into_sentences_with_one_warning(trained_nlp):
     boundaries the punctuation rules find, and W003 says what to add (once)."""
     text = " ".join(TEXTS * 4)
     srl = trained_nlp.get_pipe("lisa_srl")
-    srl._warned_unsegmented = False
+    srl._windower.warned_unsegmented = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         docs = list(trained_nlp.pipe([text, text]))
@@ -438,7 +438,7 @@ def test_unsegmented_doc_is_split_into_sentences_with_one_warning(trained_nlp):
         for role in frame.roles:
             assert sentence_start <= role.start and role.end <= sentence_end
     # a one-sentence text needs no split and gets no warning
-    srl._warned_unsegmented = False
+    srl._windower.warned_unsegmented = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         trained_nlp(TEXTS[0])

@@ -1,0 +1,192 @@
+"""Decoded scores -> annotations on the docs: ``lisa_srl``'s frames (with lemma, roleset
+and UPOS), the parse the model followed, POS and label attention."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
+
+import numpy as np
+from spacy.tokens import Doc
+from thinc.api import Ops
+
+from ..frames import set_srl_frames
+from ..models.types import LisaOutput
+from .labels import PREDICATE_SUFFIX
+from .senses import ptb_upos
+
+if TYPE_CHECKING:
+    from .senses import LemmaTrees
+
+
+def annotate_group(
+    docs: List[Doc],
+    out: LisaOutput,
+    parse_source: str,
+    ops: Ops,
+    cfg: Dict[str, Any],
+    trees: Optional[LemmaTrees],
+) -> None:
+    """Annotate ``docs`` from ``out``, the model's output on them (one predict group:
+    docs that follow one ``parse_source``). Decode every frame of the group at once
+    (log-softmax and Viterbi over one array), then write frames, the parse used, POS
+    and attention with array slices per window: no per-token Python in this path."""
+    # imported here: spaCy imports every factory module on Language init, keep it light
+    from .decoding import decode_frames
+
+    tags = tuple(cfg["labels"]["tags"])
+    deps = tuple(cfg["labels"]["deps"])
+    tag_ids = ops.to_numpy(out.tag_scores).argmax(axis=-1) if len(tags) else None
+    used_heads = ops.to_numpy(out.used_heads) if out.used_heads is not None else None
+    has_syntax = used_heads is not None
+    dep_ids = ops.to_numpy(out.dep_scores).argmax(axis=-1) if deps else None
+    frames_idx = ops.to_numpy(out.frames).astype(np.int64).reshape(-1, 2)
+    attention = ops.to_numpy(out.label_attention) if out.label_attention is not None else None
+    frame_labels = frame_label_decoder(out, ops, cfg, trees)
+    # frames: every frame of the group decoded at once
+    win_doc = [w[0] for w in out.windows]
+    win_bounds = np.asarray([w[1:] for w in out.windows], dtype=np.int64).reshape(-1, 2)
+    frame_win = frames_idx[:, 0]
+    decoded: List[Any] = []
+    if len(frames_idx):
+        decoded = decode_frames(
+            ops.to_numpy(out.role_scores),
+            frames_idx[:, 1],
+            win_bounds[frame_win, 1] - win_bounds[frame_win, 0],
+            tuple(cfg["labels"]["roles"]),
+            offsets=win_bounds[frame_win, 0],
+            decoding=cfg["decoding"],
+            transitions=cfg["transitions"],
+            start=cfg["start"],
+            transition_weight=cfg.get("transition_weight", 0.5),
+        )
+    frames_by_doc: Dict[int, List[Dict[str, Any]]] = defaultdict(list)
+    for f, (s, (predicate, frame_roles)) in enumerate(
+        zip(frame_win.tolist(), decoded, strict=True)
+    ):
+        doc_i = win_doc[s]
+        lemma, roleset, upos = frame_labels(docs[doc_i], f, predicate)
+        frames_by_doc[doc_i].append(
+            {
+                "predicate": list(predicate),
+                "roleset": roleset,
+                "lemma": lemma,
+                "roles": frame_roles,
+                "_pos": upos,
+            }
+        )
+    # per window: array slices
+    pos_names = np.array([t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object)
+    dep_names = np.array(list(deps) or [""], dtype=object)
+    store_attention = attention is not None and cfg["store_attention"]
+    token_offset = 0
+    attn_by_doc: Dict[int, List[List[float]]] = {}
+    pos_by_doc: Dict[int, List[str]] = {}
+    parse_by_doc: Dict[int, Any] = {}
+    for s, (doc_i, w_start, w_end) in enumerate(out.windows):
+        doc = docs[doc_i]
+        length = w_end - w_start
+        if doc_i not in pos_by_doc:  # the doc's first window
+            pos_by_doc[doc_i] = [""] * len(doc)
+            # a model without a syntactic head (SA, parse_layer = 0) follows no parse
+            parse_by_doc[doc_i] = (
+                {"heads": list(range(len(doc))), "deps": [""] * len(doc)} if has_syntax else None
+            )
+        parse = parse_by_doc[doc_i]
+        if parse is not None and used_heads is not None:
+            heads = w_start + used_heads[s, :length].astype(np.int64)
+            parse["heads"][w_start:w_end] = heads.tolist()
+            if dep_ids is not None:
+                parse["deps"][w_start:w_end] = dep_names[dep_ids[s, :length]].tolist()
+        if parse is not None and parse_source == "doc":
+            parse["heads"][w_start:w_end] = [t.head.i for t in doc[w_start:w_end]]
+            parse["deps"][w_start:w_end] = [t.dep_ for t in doc[w_start:w_end]]
+        if tag_ids is not None:
+            window_tags = tag_ids[token_offset : token_offset + length]
+            pos_by_doc[doc_i][w_start:w_end] = pos_names[window_tags].tolist()
+        if store_attention:
+            assert attention is not None
+            rows = attn_by_doc.setdefault(
+                doc_i, [[0.0] * len(doc) for _ in range(attention.shape[1])]
+            )
+            for h, values in enumerate(attention[s, :, :length].astype(np.float64).tolist()):
+                rows[h][w_start:w_end] = values
+        token_offset += length
+    keep_pos = cfg.get("predicate_pos")
+    for doc_i, doc in enumerate(docs):
+        pos = pos_by_doc.get(doc_i)
+        if pos is not None:
+            doc._.srl_pos = pos
+            doc._.srl_parse = parse_by_doc[doc_i]
+            if cfg["write_pos"] and tag_ids is not None:
+                for token, tag in zip(doc, pos, strict=True):
+                    if tag and not token.tag_:
+                        token.tag_ = tag
+        frames = []
+        for frame in frames_by_doc.get(doc_i, []):
+            upos = frame.pop("_pos") or ptb_upos((pos or [""] * len(doc))[frame["predicate"][0]])
+            if keep_pos is None or upos in keep_pos:
+                frames.append(frame)
+        set_srl_frames(doc, frames, spans_key=cfg["spans_key"])
+        doc._.srl_parse_source = parse_source if has_syntax else None
+        if doc_i in attn_by_doc:
+            names = [f"head_{h}" for h in range(len(attn_by_doc[doc_i]))]
+            doc._.srl_label_attention = {"heads": names, "weights": attn_by_doc[doc_i]}
+        if cfg["overwrite_parse"] and parse_source == "model" and doc._.srl_parse:
+            write_parse(doc, doc._.srl_parse["heads"], doc._.srl_parse["deps"])
+
+
+def frame_label_decoder(
+    out: LisaOutput, ops: Ops, cfg: Dict[str, Any], trees: Optional[LemmaTrees]
+) -> Callable[[Doc, int, Tuple[int, int]], Tuple[Optional[str], Optional[str], str]]:
+    """A function (doc, frame index, predicate span) -> (lemma, roleset, UPOS or "")
+    for the frames of one model output."""
+    from .senses import SenseDecoder, frame_lemma
+
+    sense_scores = None if out.sense_scores is None else ops.to_numpy(out.sense_scores)
+    lemma_scores = None if out.lemma_scores is None else ops.to_numpy(out.lemma_scores)
+    pos_scores = None if out.pred_pos_scores is None else ops.to_numpy(out.pred_pos_scores)
+    pos_labels = cfg.get("pred_pos_labels") or []
+    senses = cfg.get("senses") or []
+    decoder = SenseDecoder(senses, cfg.get("sense_candidates") or {}) if senses else None
+    old_rolesets = cfg.get("rolesets") or {}
+
+    def labels(
+        doc: Doc, f: int, predicate: Tuple[int, int]
+    ) -> Tuple[Optional[str], Optional[str], str]:
+        start, end = predicate
+        scores_f = None if lemma_scores is None else lemma_scores[f]
+        lemma = frame_lemma(doc, start, scores_f, trees)
+        upos = ""
+        if doc.has_annotation("POS"):
+            upos = doc[start].pos_
+        elif pos_scores is not None and pos_labels:
+            upos = pos_labels[int(pos_scores[f].argmax())]
+        if decoder is not None:
+            if not decoder.has_candidates(lemma) and doc[start].lemma_:
+                # the model's lemma has no rolesets: try the doc lemmatiser's
+                doc_lemma = doc[start].lemma_.lower()
+                if decoder.has_candidates(doc_lemma):
+                    lemma = doc_lemma
+            scores = None if sense_scores is None else sense_scores[f]
+            return lemma, decoder.decode(scores, lemma), upos
+        # pipelines saved before the sense classifier: the most frequent roleset of
+        # the predicate's form in training (keyed by the whole predicate's text)
+        roleset = old_rolesets.get(doc[start:end].text.lower()) or old_rolesets.get(
+            doc[start].lower_
+        )
+        return (doc[start].lemma_ or None), roleset, upos
+
+    return labels
+
+
+def write_parse(doc: Doc, heads: List[int], deps: List[str]) -> None:
+    """Write absolute ``heads`` / ``deps`` onto the doc's tokens (a well-formed tree per
+    window, as produced by MST decoding)."""
+    from spacy.attrs import DEP, HEAD
+
+    array = np.zeros((len(doc), 2), dtype="uint64")
+    for i, (h, d) in enumerate(zip(heads, deps, strict=True)):
+        array[i, 0] = np.uint64(np.int64(h - i).astype("uint64"))
+        array[i, 1] = doc.vocab.strings.add(d or "dep")
+    doc.from_array([HEAD, DEP], cast(Any, array))

@@ -1,0 +1,213 @@
+"""Docs and Examples -> the model's :class:`~spacy_lisa.models.types.LisaBatch`: encoder
+windows, the parse the syntactic head follows, and the predicates."""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
+
+import numpy as np
+from spacy.tokens import Doc
+from spacy.training import Example
+from thinc.api import Model
+from thinc.types import Ints1d
+
+from ..alignment import one_to_one
+from ..errors import Errors, Warnings
+from ..models.types import LisaBatch, LisaOutput
+
+
+def ints1d(values: Sequence[int]) -> Ints1d:
+    return cast(Ints1d, np.asarray(values, dtype="i"))
+
+
+class Windower:
+    """Splits docs into encoder windows; warns once (per component) about a sentence
+    longer than ``max_length`` (W001) and about a doc split by rule (W003)."""
+
+    def __init__(self) -> None:
+        self.warned_long = False
+        self.warned_unsegmented = False
+
+    def __call__(
+        self,
+        doc: Doc,
+        max_length: int,
+        reference: Optional[Doc] = None,
+        *,
+        segment: bool = False,
+    ) -> List[Tuple[int, int]]:
+        """Encoder windows of ``doc``: its sentences (or the reference's when the
+        tokenisations match), split at ``max_length``. A doc without sentence boundaries
+        is one window in training; at prediction (``segment``) it is split by
+        punctuation rules, with warning W003 once, so roles never run across sentences
+        the user did not mark."""
+        if len(doc) == 0:
+            return []
+        if doc.has_annotation("SENT_START"):
+            bounds = [(s.start, s.end) for s in doc.sents]
+        elif (
+            reference is not None
+            and reference.has_annotation("SENT_START")
+            and [t.text for t in reference] == [t.text for t in doc]
+        ):
+            bounds = [(s.start, s.end) for s in reference.sents]
+        elif segment:
+            bounds = self._rule_sentences(doc)
+        else:
+            bounds = [(0, len(doc))]
+        windows: List[Tuple[int, int]] = []
+        for start, end in bounds:
+            if end - start > max_length and not self.warned_long:
+                warnings.warn(
+                    Warnings.W001.format(
+                        doc=doc.text[:40], length=end - start, max_length=max_length
+                    ),
+                    stacklevel=4,  # LisaSRL.predict / LisaSRL.update
+                )
+                self.warned_long = True
+            for s in range(start, end, max_length):
+                windows.append((s, min(s + max_length, end)))
+        return windows
+
+    def _rule_sentences(self, doc: Doc) -> List[Tuple[int, int]]:
+        """Sentence bounds of a doc without them, by spaCy's punctuation rules (the
+        ``sentencizer``'s), computed without writing them to the doc."""
+        from spacy.pipeline import Sentencizer
+
+        starts = [i for i, start in enumerate(Sentencizer().predict([doc])[0]) if start or i == 0]
+        bounds = list(zip(starts, starts[1:] + [len(doc)], strict=True))
+        if len(bounds) > 1 and not self.warned_unsegmented:
+            warnings.warn(Warnings.W003.format(doc=doc.text[:40]), stacklevel=5)  # LisaSRL.predict
+            self.warned_unsegmented = True
+        return bounds
+
+
+def train_batch(examples: Sequence[Example], cfg: Dict[str, Any], windower: Windower) -> LisaBatch:
+    """The training batch of ``examples``: gold predicates and, where the reference has
+    one, the gold parse (for teacher forcing), on the predicted tokens."""
+    docs = [eg.predicted for eg in examples]
+    windows, heads, predicates = [], [], []
+    any_gold_parse = False
+    for eg in examples:
+        p2r, r2p = one_to_one(eg)
+        ref = eg.reference
+        windows.append(windower(eg.predicted, cfg["max_length"], ref))
+        gold_heads = np.full(len(eg.predicted), -1, dtype="i")
+        if ref.has_annotation("DEP"):
+            any_gold_parse = True
+            for i, j in enumerate(p2r):
+                if j >= 0:
+                    gold_heads[i] = r2p[ref[int(j)].head.i]
+        heads.append(cast(Ints1d, gold_heads))
+        preds = sorted(
+            {int(r2p[f.predicate.start]) for f in ref._.srl_frames if r2p[f.predicate.start] >= 0}
+        )
+        predicates.append(ints1d(preds))
+    mode = {"gold": "given", "predicted": "argmax", "scheduled": "scheduled"}[
+        cfg["teacher_forcing"]
+    ]
+    if not any_gold_parse:
+        mode = "argmax"
+    return LisaBatch(
+        docs=docs,
+        windows=windows,
+        heads=heads,
+        predicates=predicates,
+        parse_mode=mode,
+        gold_parse_prob=cfg["gold_parse_prob"],
+    )
+
+
+def resolve_parse_source(doc: Doc, parse_source: str) -> str:
+    """``"doc"`` or ``"model"``: the parse the component follows on ``doc``."""
+    if parse_source == "auto":
+        return "doc" if doc.has_annotation("DEP") else "model"
+    if parse_source == "doc" and not doc.has_annotation("DEP"):
+        raise ValueError(Errors.E022.format(doc=doc.text[:40]))
+    return parse_source
+
+
+def doc_predicates(doc: Doc) -> Ints1d:
+    marked = doc._.srl_predicates
+    if marked is None:
+        raise ValueError(Errors.E023.format(doc=doc.text[:40]))
+    return ints1d(sorted(marked))
+
+
+def predict_batch(
+    docs: List[Doc], parse_source: str, cfg: Dict[str, Any], windower: Windower
+) -> LisaBatch:
+    """The batch of docs that follow one parse source (``"doc"`` or ``"model"``)."""
+    predicates = None
+    if cfg["predicate_source"] == "doc":
+        predicates = [doc_predicates(d) for d in docs]
+    windows = []
+    for d in docs:  # not a comprehension: its frame would shift the warnings' stacklevel
+        windows.append(windower(d, cfg["max_length"], segment=True))
+    if parse_source == "doc":
+        return LisaBatch(
+            docs=docs,
+            windows=windows,
+            heads=[ints1d([t.head.i for t in d]) for d in docs],
+            predicates=predicates,
+            parse_mode="given",
+        )
+    return LisaBatch(
+        docs=docs, windows=windows, predicates=predicates, parse_mode=cfg["model_parse"]
+    )
+
+
+@dataclass
+class PredictGroup:
+    """Docs of one predict call that share a parse mode (one model call)."""
+
+    doc_indices: List[int]
+    output: LisaOutput
+    parse_source: str  # what is written to doc._.srl_parse_source
+
+
+def predict_groups(
+    docs: List[Doc], model: Model, cfg: Dict[str, Any], windower: Windower
+) -> List[PredictGroup]:
+    """The model's output on ``docs``, grouped by the parse they follow (one model call
+    per group; empty docs are in none)."""
+    by_source: Dict[str, List[int]] = defaultdict(list)
+    for i, doc in enumerate(docs):
+        if len(doc) == 0:
+            continue
+        by_source[resolve_parse_source(doc, cfg["parse_source"])].append(i)
+    groups = []
+    for source, indices in by_source.items():
+        batch = predict_batch([docs[i] for i in indices], source, cfg, windower)
+        output = model.predict(batch)
+        if source == "model" and cfg["overwrite_parse"] and output.used_heads is not None:
+            # decode the own parse as a tree, then let the model follow that tree, so
+            # the tree written to the doc, the labels scored for it and the parse the
+            # roles followed are one and the same
+            output = model.predict(tree_batch(batch, model, output))
+        groups.append(PredictGroup(indices, output, source))
+    return groups
+
+
+def tree_batch(batch: LisaBatch, model: Model, output: LisaOutput) -> LisaBatch:
+    """``batch`` following the maximum spanning tree of ``output``'s parent scores (a
+    well-formed tree per window, root = self-loop) instead of the model's own parse."""
+    from .decoding import mst_decode
+
+    head_scores = model.ops.to_numpy(output.head_scores)
+    heads = [np.arange(len(doc), dtype="i") for doc in batch.docs]
+    for s, (doc_i, w_start, w_end) in enumerate(output.windows):
+        n = w_end - w_start
+        heads[doc_i][w_start:w_end] = w_start + np.asarray(
+            mst_decode(head_scores[s, :n, :n]), dtype="i"
+        )
+    return LisaBatch(
+        docs=batch.docs,
+        windows=batch.windows,
+        heads=[ints1d(h.tolist()) for h in heads],
+        predicates=batch.predicates,
+        parse_mode="given",
+    )

@@ -1,0 +1,184 @@
+"""``lisa_srl``'s labels: collected from training examples, stored in the component's
+cfg, and set as the model's output dimensions."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.training import Example
+from thinc.api import Model
+
+from ..bio import OUTSIDE, VERB, spans_to_bio
+from ..errors import Errors
+from ..frames import has_srl_annotation
+
+if TYPE_CHECKING:
+    from spacy.strings import StringStore
+
+    from .senses import LemmaTrees
+
+PREDICATE_SUFFIX = ":PREDICATE"
+# edit trees seen fewer times than this on training predicates are not lemma classes
+MIN_LEMMA_TREE_FREQ = 2
+
+
+def role_names(role_labels: Sequence[str]) -> Tuple[str, ...]:
+    """The role labels of BIO tags (without BIO prefixes, ``V`` excluded)."""
+    return tuple(sorted({tag[2:] for tag in role_labels if tag != OUTSIDE and tag[2:] != VERB}))
+
+
+def collect_label_data(
+    examples: Iterable[Example], strings: StringStore
+) -> Optional[Dict[str, Any]]:
+    """Labels (BIO roles, joint POS/predicate tags, dependency labels), transition
+    statistics, rolesets, lemma edit trees and predicate UPOS of the examples' gold
+    frames; None when no example has SRL annotation."""
+    from .decoding import estimate_transitions
+    from .senses import FrameLabelCollector
+
+    frame_labels = FrameLabelCollector(strings)
+    tags: set = set()
+    deps: set = set()
+    roleset_counts: Dict[str, Counter] = defaultdict(Counter)
+    sequences: List[List[str]] = []
+    role_counts: Counter = Counter()
+    n_annotated = 0
+    for eg in examples:
+        ref = eg.reference
+        if not has_srl_annotation(ref):
+            continue
+        n_annotated += 1
+        predicate_tokens = {f.predicate.start for f in ref._.srl_frames}
+        for token in ref:
+            if token.tag_:
+                tags.add(token.tag_)
+                if token.i in predicate_tokens:
+                    tags.add(token.tag_ + PREDICATE_SUFFIX)
+            if token.dep_ and ref.has_annotation("DEP"):
+                deps.add(token.dep_)
+        for frame in ref._.srl_frames:
+            sent = frame.predicate.sent if ref.has_annotation("SENT_START") else ref[:]
+            offset = sent.start
+            spans = [(r.start - offset, r.end - offset, r.label_) for r in frame.roles]
+            pred = (frame.predicate.start - offset, frame.predicate.end - offset)
+            bio, _ = spans_to_bio(len(sent), spans, predicate=pred)
+            role_counts.update(bio)
+            sequences.append(bio)
+            if frame.roleset:
+                roleset_counts[frame.predicate.text.lower()][frame.roleset] += 1
+            frame_labels.add(frame)
+    if n_annotated == 0:
+        return None
+    if not tags:
+        # no gold POS: the joint classifier still detects predicates
+        tags = {"X", "X" + PREDICATE_SUFFIX}
+    role_list = sorted({OUTSIDE, f"B-{VERB}", f"I-{VERB}", *role_counts})
+    transitions, start = estimate_transitions(sequences, role_list)
+    return {
+        "labels": {"roles": role_list, "tags": sorted(tags), "deps": sorted(deps)},
+        "transitions": transitions.tolist(),
+        "start": start.tolist(),
+        # the most frequent roleset per predicate form: used only by pipelines saved
+        # before the sense classifier (kept for label_data compatibility)
+        "rolesets": {w: c.most_common(1)[0][0] for w, c in roleset_counts.items()},
+        **frame_labels.label_data(min_tree_freq=MIN_LEMMA_TREE_FREQ),
+        # token counts per BIO role: the LAN decoder starts from their log prior
+        "role_counts": dict(role_counts),
+    }
+
+
+def store_label_data(
+    cfg: Dict[str, Any], labels: Dict[str, Any], propbank_frames: Optional[str] = None
+) -> None:
+    """Put label data (as :func:`collect_label_data` returns it) into the component's
+    cfg; ``propbank_frames``: a directory of frame files whose rolesets extend each
+    lemma's candidates."""
+    cfg["labels"] = {k: list(v) for k, v in labels["labels"].items()}
+    cfg["transitions"] = labels.get("transitions")
+    cfg["start"] = labels.get("start")
+    cfg["rolesets"] = dict(labels.get("rolesets") or {})
+    cfg["role_counts"] = dict(labels.get("role_counts") or {})
+    cfg["senses"] = list(labels.get("senses") or [])
+    cfg["sense_candidates"] = dict(labels.get("sense_candidates") or {})
+    cfg["lemma_trees"] = [list(p) for p in labels.get("lemma_trees") or []]
+    cfg["pred_pos_labels"] = list(labels.get("pred_pos_labels") or [])
+    if propbank_frames is not None:
+        from .senses import add_frame_file_candidates
+
+        add_frame_file_candidates(cfg["sense_candidates"], propbank_frames)
+
+
+def label_data(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    """The label data in the component's cfg, in the form :func:`store_label_data` takes."""
+    return {
+        "labels": cfg["labels"],
+        "transitions": cfg["transitions"],
+        "start": cfg["start"],
+        "rolesets": cfg["rolesets"],
+        "role_counts": cfg.get("role_counts") or {},
+        "senses": cfg.get("senses") or [],
+        "sense_candidates": cfg.get("sense_candidates") or {},
+        "lemma_trees": cfg.get("lemma_trees") or [],
+        "pred_pos_labels": cfg.get("pred_pos_labels") or [],
+    }
+
+
+def set_label_dims(model: Model, cfg: Dict[str, Any]) -> None:
+    """Set the model's output dimensions (and its predicate tags) from the labels."""
+    labels = cfg["labels"]
+    model.set_dim("n_tags", max(1, len(labels["tags"])))
+    model.set_dim("n_deps", max(1, len(labels["deps"])))
+    model.set_dim("n_roles", len(labels["roles"]))
+    for dim, key in (
+        ("n_senses", "senses"),
+        ("n_lemmas", "lemma_trees"),
+        ("n_pred_pos", "pred_pos_labels"),
+    ):
+        n = len(cfg.get(key) or [])
+        if n and model.maybe_get_dim(dim) in (None, n):
+            model.set_dim(dim, n, force=True)
+    model.attrs["predicate_tags"] = [
+        i for i, t in enumerate(labels["tags"]) if t.endswith(PREDICATE_SUFFIX)
+    ]
+
+
+def init_role_prior(model: Model, cfg: Dict[str, Any]) -> None:
+    """Give the role scorer the add-one log frequencies of the BIO roles, where it
+    takes a label prior (the LAN decoder): without it, LAN's BiLSTM saturated into a
+    constant "everything is O" output on EWT and never left it."""
+    from ..models.thinc_lisa import set_role_prior
+
+    counts = np.array([cfg["role_counts"].get(r, 0) for r in cfg["labels"]["roles"]], "f")
+    set_role_prior(model, np.log((counts + 1.0) / (counts + 1.0).sum()))
+
+
+def lemma_trees(
+    cfg: Dict[str, Any], strings: StringStore, cached: Optional[LemmaTrees]
+) -> Optional[LemmaTrees]:
+    """The lemma classes (edit trees) of cfg: ``cached`` while it still matches them,
+    else rebuilt; None without them."""
+    pairs = cfg.get("lemma_trees") or []
+    if not pairs:
+        return None
+    if cached is None or len(cached) != len(pairs):
+        from .senses import LemmaTrees
+
+        return LemmaTrees(strings, pairs)
+    return cached
+
+
+def ensure_model_built(model: Model, cfg: Dict[str, Any]) -> None:
+    """Rebuild the lazily built torch layer from the dims saved in cfg before loading
+    weights (the serialisation trap of lazily built layers)."""
+    from ..models.thinc_lisa import ensure_built
+
+    dims = cfg.get("model_dims")
+    if not dims:
+        raise ValueError(Errors.E025)
+    set_label_dims(model, cfg)
+    for name, value in dims.items():
+        if model.maybe_get_dim(name) is None:
+            model.set_dim(name, value)
+    ensure_built(model)

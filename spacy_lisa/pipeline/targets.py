@@ -1,0 +1,131 @@
+"""Gold -> the model's :class:`~spacy_lisa.models.types.LisaTargets`: class indices per
+token and frame for the windows and frames of one model output (-1: masked)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, cast
+
+import numpy as np
+from spacy.training import Example
+from thinc.api import Ops
+from thinc.types import Ints1d, Ints2d
+
+from ..alignment import one_to_one
+from ..bio import spans_to_bio
+from ..models.types import LisaOutput, LisaTargets
+from .batching import ints1d
+from .labels import PREDICATE_SUFFIX
+
+if TYPE_CHECKING:
+    from .senses import LemmaTrees
+
+
+def gold_targets(
+    examples: List[Example],
+    output: LisaOutput,
+    ops: Ops,
+    cfg: Dict[str, Any],
+    trees: Optional[LemmaTrees],
+) -> LisaTargets:
+    """Targets of the windows and frames of ``output`` (the model's output on the
+    examples' predicted docs) from the examples' gold, by the labels in ``cfg``."""
+    labels = cfg["labels"]
+    role_index = {label: i for i, label in enumerate(labels["roles"])}
+    tag_index = {label: i for i, label in enumerate(labels["tags"])}
+    dep_index = {label: i for i, label in enumerate(labels["deps"])}
+    n_windows = len(output.windows)
+    max_len = max((e - s for _, s, e in output.windows), default=0)
+    tags: List[int] = []
+    heads = np.full((n_windows, max_len), -1, dtype="i")
+    deps = np.full((n_windows, max_len), -1, dtype="i")
+    frame_rows: Dict[Tuple[int, int], np.ndarray] = {}
+    gold_frames: Dict[Tuple[int, int], Any] = {}  # (window, offset) -> gold SRLFrame
+    aligned = [one_to_one(eg) for eg in examples]
+    for s, (doc_i, w_start, w_end) in enumerate(output.windows):
+        eg = examples[doc_i]
+        ref = eg.reference
+        p2r, r2p = aligned[doc_i]
+        gold_preds = {int(r2p[f.predicate.start]): f for f in ref._.srl_frames}
+        has_dep = ref.has_annotation("DEP")
+        for t in range(w_start, w_end):
+            j = int(p2r[t])
+            if j < 0:
+                tags.append(-1)
+                continue
+            token = ref[j]
+            label = token.tag_ or "X"
+            if t in gold_preds:
+                label += PREDICATE_SUFFIX
+            tags.append(tag_index.get(label, -1))
+            if has_dep:
+                h = int(r2p[token.head.i])
+                if w_start <= h < w_end:
+                    heads[s, t - w_start] = h - w_start
+                    deps[s, t - w_start] = dep_index.get(token.dep_, -1)
+        # role targets of the frames whose predicate lies in this window
+        for t, frame in gold_preds.items():
+            if not w_start <= t < w_end:
+                continue
+            gold_frames[(s, t - w_start)] = frame
+            row = np.full(max_len, -1, dtype="i")
+            spans = []
+            ok = True
+            for r in frame.roles:
+                b, e = int(r2p[r.start]), int(r2p[r.end - 1])
+                if b < 0 or e < 0:
+                    ok = False  # role boundary not aligned: mask this frame
+                    break
+                spans.append((b - w_start, e + 1 - w_start, r.label_))
+            if ok:
+                p_end = int(r2p[frame.predicate.end - 1])
+                pred = (t - w_start, (p_end if p_end >= t else t) + 1 - w_start)
+                bio, _ = spans_to_bio(w_end - w_start, spans, predicate=pred)
+                row[: w_end - w_start] = [role_index.get(tag, -1) for tag in bio]
+            frame_rows[(s, t - w_start)] = row
+    frames_idx = ops.to_numpy(output.frames)
+    roles = np.full((len(frames_idx), max_len), -1, dtype="i")
+    for f, (s, pos) in enumerate(frames_idx):
+        frame_row = frame_rows.get((int(s), int(pos)))
+        if frame_row is not None:
+            roles[f] = frame_row
+    senses, lemmas, pred_pos = frame_targets(frames_idx, gold_frames, cfg, trees)
+    return LisaTargets(
+        tags=ops.asarray1i(ints1d(tags)),
+        heads=ops.asarray2i(cast(Ints2d, heads)),
+        deps=ops.asarray2i(cast(Ints2d, deps)),
+        roles=ops.asarray2i(cast(Ints2d, roles)),
+        senses=None if senses is None else ops.asarray1i(senses),
+        lemmas=None if lemmas is None else ops.asarray1i(lemmas),
+        pred_pos=None if pred_pos is None else ops.asarray1i(pred_pos),
+    )
+
+
+def frame_targets(
+    frames_idx: np.ndarray,
+    gold_frames: Dict[Tuple[int, int], Any],
+    cfg: Dict[str, Any],
+    trees: Optional[LemmaTrees],
+) -> Tuple[Optional[Ints1d], Optional[Ints1d], Optional[Ints1d]]:
+    """Roleset, lemma edit-tree and UPOS class of each scored frame's gold frame
+    (-1: no gold frame there, or a class the model does not have)."""
+    from .senses import gold_lemma
+
+    sense_index = {s: i for i, s in enumerate(cfg.get("senses") or [])}
+    pos_index = {p: i for i, p in enumerate(cfg.get("pred_pos_labels") or [])}
+    senses, lemmas, pos = [], [], []
+    for s, p in frames_idx:
+        frame = gold_frames.get((int(s), int(p)))
+        if frame is None:
+            senses.append(-1)
+            lemmas.append(-1)
+            pos.append(-1)
+            continue
+        first = frame.predicate[0]
+        senses.append(sense_index.get(frame.roleset or "", -1))
+        lemmas.append(trees.target(first.text, gold_lemma(frame)) if trees else -1)
+        pos.append(pos_index.get(first.pos_, -1))
+    return (
+        ints1d(senses) if sense_index else None,
+        ints1d(lemmas) if trees else None,
+        ints1d(pos) if pos_index else None,
+    )
