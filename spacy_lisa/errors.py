@@ -35,7 +35,9 @@ class Warnings(metaclass=ErrorsWithCodes):
     )
 
 
-class Errors(metaclass=ErrorsWithCodes):
+class _FormatAndComponentErrors:
+    """Corpus formats, frames, the component, readers and converters (E001-E149)."""
+
     # --- corpus formats ---------------------------------------------------------------
     E001 = "{path}:{line}: {message}"
     E002 = (
@@ -87,186 +89,6 @@ class Errors(metaclass=ErrorsWithCodes):
         "Unknown loss_weights key(s) {keys} for 'lisa_srl'. Use only: {choices} (each a "
         "number >= 0; missing keys default to 1.0)."
     )
-    # --- decoding, scorer, evaluate CLI (E250-E299) -------------------------------------
-    E250 = (
-        "Cannot estimate BIO transitions: {message}. Pass the training BIO sequences, the "
-        "component's full label list (every tag the sequences use, no duplicates) and "
-        "smoothing >= 0."
-    )
-    E251 = (
-        "Invalid decoder input '{what}': {message}. Pass finite scores (log-probabilities or "
-        "logits; -inf allowed for impossible choices) with the documented shape."
-    )
-    E252 = (
-        "doc._.srl_parse of doc '{doc}' has {n_heads} heads and {n_deps} labels for "
-        "{n_tokens} tokens. It must hold one absolute head index and one label per token; "
-        "check the component that set it."
-    )
-    E253 = (
-        "The pipeline '{model}' has no 'lisa_srl' component (pipes: {pipes}). Evaluate a "
-        "pipeline trained with 'lisa_srl'."
-    )
-    E254 = (
-        "--parse doc needs a dependency parser that runs before 'lisa_srl', but the pipeline "
-        "'{model}' has none (pipes: {pipes}). Pass --parser PATH (a spaCy pipeline with a "
-        "'parser'), or use --parse model or --parse gold."
-    )
-    E255 = (
-        "The pipeline given with --parser ('{path}') has no 'parser' component (pipes: "
-        "{pipes}). Pass a spaCy pipeline that includes a dependency parser."
-    )
-    E256 = (
-        "--parse gold, but {n} gold doc(s) in '{path}' have no dependency parse (first: "
-        "'{doc}'). Convert data that carries gold heads and labels, or use --parse model."
-    )
-    E257 = (
-        "No document in '{path}' carries SRL annotation (doc._.srl_frame_data is None for "
-        "all {n} docs). Convert the data with 'spacy-lisa convert' and store user data."
-    )
-    E258 = (
-        "--parser is only used with --parse doc (got --parse {parse}). Drop it or use --parse doc."
-    )
-    # --- label attention / relative positions (models/lal, lan, relative_attention) ------
-    E200 = (
-        "{layer}: width={width} is not divisible by n_heads={n_heads}. Choose a number of "
-        "heads that divides the model width (e.g. width 128 with 4 or 8 heads)."
-    )
-    E201 = (
-        "Relative attention got {name} of shape {shape}, expected {expected} ([batch, "
-        "tokens], one position per unit). Pass integer tensors shaped like the mask."
-    )
-    E202 = (
-        "Relative attention rel_width={value} is too small: the sinusoids need at least 2 "
-        "dimensions. Use rel_width >= 2 (default: the model width)."
-    )
-    E203 = (
-        "Relative attention got a span whose tail position precedes its head position. "
-        "Pass tail_pos >= head_pos for every real unit (for plain tokens pass neither)."
-    )
-    E204 = (
-        "LabelAttentionLayer needs width, n_heads and head_width >= 1 (got width={width}, "
-        "n_heads={n_heads}, head_width={head_width}). Fix the layer's config."
-    )
-    E205 = (
-        "Got {n_names} head names for a Label Attention Layer with {n_heads} heads. Pass one "
-        "name per head, or None for head_0, head_1, ..."
-    )
-    E206 = (
-        "Label Attention Layer heads are not attributable to output slices: width={width} is "
-        "not divisible by n_heads={n_heads}, so a linear map mixes them. Use a number of "
-        "heads that divides the width, or read the attention weights instead."
-    )
-    E207 = (
-        "LAN role scorer needs n_layers >= 1 and at least one label (got n_layers="
-        "{n_layers}, n_labels={n_labels}). Fix 'n_layers' or add role labels first."
-    )
-    E208 = (
-        "LAN role scorer hidden_width={hidden_width} must be even (two BiLSTM directions) "
-        "and divisible by n_heads={n_heads}. Adjust hidden_width or n_heads."
-    )
-    E209 = (
-        "Frame {frame} points at token {pos} of a window with {length} real tokens. Frame "
-        "predicate positions must be offsets of real (unpadded) tokens in their window."
-    )
-    E210 = (
-        "LAN label prior has shape {got}, expected ({n_labels},): one log frequency per "
-        "BIO role label, in the component's role label order."
-    )
-    # --- LISA model (models/thinc_lisa, lisa_torch, loss, schedules: E150-E199) ----------
-    E150 = (
-        "LISA layer numbers must satisfy 1 <= tag_layer < parse_layer <= depth (or "
-        "parse_layer = 0 for no syntactic head, then 1 <= tag_layer <= depth); got "
-        "tag_layer={tag_layer}, parse_layer={parse_layer}, depth={depth}. Fix them in the "
-        "model config (layer numbers are 1-based)."
-    )
-    E151 = (
-        "LISA model option {name}={value!r} is invalid: it must be {constraint}. "
-        "Fix the model config."
-    )
-    E152 = (
-        "The LISA model cannot be built: dimension(s) {dims} unknown. Set n_tags, n_deps and "
-        "n_roles with model.set_dim() and call model.initialize(X=sample_batch); nI comes "
-        "from the tok2vec layer's nO or the sample. Before loading weights, restore the "
-        "dims (nI too) and call ensure_built(model)."
-    )
-    E153 = (
-        "The LISA model was called before it was built. Call model.initialize(X=sample_batch) "
-        "after setting its dims, or ensure_built(model) before loading saved weights."
-    )
-    E154 = (
-        "parse_mode={mode!r} feeds the given parse to the layers above the syntactic head, but "
-        "LisaBatch.heads is None. Pass one head array per doc (absolute indices, -1 = "
-        "unknown) or use parse_mode 'soft' or 'argmax'."
-    )
-    E155 = "LisaBatch.gold_parse_prob={value} is outside [0, 1]. Pass a probability."
-    E156 = (
-        "Inconsistent LisaBatch for doc {doc} ({n_tokens} tokens): {message}. Windows must "
-        "cover the doc in order as [start, end) offsets; heads hold one entry per token; "
-        "predicates are token indices of the doc."
-    )
-    E157 = (
-        "The tok2vec layer returned {what}. LISA needs a tok2vec layer of type "
-        "Model[List[Doc], List[Floats2d]] with one row per token of each doc."
-    )
-    E158 = (
-        "lisa_loss: targets.{name} has shape {shape}, but LisaOutput.{scores} needs {expected}. "
-        "Build LisaTargets for this very output (frames in LisaOutput.frames order)."
-    )
-    E159 = (
-        "model.attrs['predicate_tags'] holds {value}, outside the {n_tags} joint POS/predicate "
-        "labels. Set it to the indices of the TAG:PREDICATE labels before initialize()."
-    )
-    E160 = (
-        "warmup_inverse_sqrt needs initial_rate >= 0 and warmup_steps >= 1 (got "
-        "initial_rate={initial_rate}, warmup_steps={warmup_steps}). Fix the learn_rate block."
-    )
-    # --- visualize, predict and render CLI (E300-E349) ----------------------------------
-    E300 = (
-        "render() expects a Doc or an iterable of Docs, got {kind}. Pass nlp(text), a list "
-        "of Docs, or span.as_doc() for a Span."
-    )
-    E301 = (
-        "doc._.srl_parse of doc '{doc}' is malformed. It needs 'heads' with one absolute "
-        "head index in [0, {n}) per token (the root points to itself) and optionally 'deps' "
-        "with one label per token. Let the lisa_srl component set it, or fix the value."
-    )
-    E302 = (
-        "doc._.srl_label_attention of doc '{doc}' is malformed: {message}. Expected "
-        "{{'heads': [name, ...], 'weights': [[one float per token], ...]}} with one weights "
-        "row per head. Let the lisa_srl component set it, or fix the value."
-    )
-    E303 = (
-        "Invalid colour {color!r} for label {label!r}. Use a hex colour ('#7aecec'), a CSS "
-        "colour name or rgb()/hsl(); other CSS is refused as it could load resources."
-    )
-    E310 = (
-        "{path}:{line}: invalid JSON ({detail}). Each line of a JSONL input must be one JSON "
-        'object such as {{"text": "..."}}. Use --input-format text for plain text, or '
-        "--skip-invalid to skip bad lines."
-    )
-    E311 = (
-        '{path}:{line}: {problem}. Each JSONL line needs a string field "text" holding the '
-        "document. Fix the line, or pass --skip-invalid to skip bad lines."
-    )
-    E312 = (
-        "{path}:{line}: not valid UTF-8 ({detail}). Re-encode the input as UTF-8, or pass "
-        "--skip-invalid to skip bad lines."
-    )
-    E313 = "Input file not found: {path}. Pass an existing file, or '-' to read stdin."
-    E314 = (
-        "The pipeline '{model}' has no 'lisa_srl' component (pipes: {pipes}). Load a "
-        "pipeline trained with spacy-lisa, e.g. the model-best directory of 'spacy train'."
-    )
-    E315 = "Pass either the TEXT to render or --input FILE, not both and not neither."
-    E316 = (
-        "Cannot use GPU {gpu_id}: {detail}. Install a CUDA build of torch and cupy, or pass "
-        "--gpu-id -1 to run on the CPU."
-    )
-    E317 = (
-        "Could not load the pipeline '{model}': {detail}. Pass the directory of a trained "
-        "pipeline (e.g. training/model-best) or the name of an installed package."
-    )
-    E318 = "Cannot write to {path}: {detail}. Check the path and its permissions."
     # --- corpus readers, writers and convert/export CLI (E100-E149) ---------------------
     E100 = (
         "{path}:{line}: wrong column count: expected {expected} columns, found {found}. "
@@ -364,3 +186,209 @@ class Errors(metaclass=ErrorsWithCodes):
         "spacy-lisa.SRLCorpus.v1 needs a path: set it in the config, e.g. "
         "[corpora.train] path = ${paths.train}, or with --paths.train on the command line."
     )
+
+
+class _ScoringErrors:
+    """Decoding, scorer and evaluate (E250-E299)."""
+
+    # --- decoding, scorer, evaluate CLI (E250-E299) -------------------------------------
+    E250 = (
+        "Cannot estimate BIO transitions: {message}. Pass the training BIO sequences, the "
+        "component's full label list (every tag the sequences use, no duplicates) and "
+        "smoothing >= 0."
+    )
+    E251 = (
+        "Invalid decoder input '{what}': {message}. Pass finite scores (log-probabilities or "
+        "logits; -inf allowed for impossible choices) with the documented shape."
+    )
+    E252 = (
+        "doc._.srl_parse of doc '{doc}' has {n_heads} heads and {n_deps} labels for "
+        "{n_tokens} tokens. It must hold one absolute head index and one label per token; "
+        "check the component that set it."
+    )
+    E253 = (
+        "The pipeline '{model}' has no 'lisa_srl' component (pipes: {pipes}). Evaluate a "
+        "pipeline trained with 'lisa_srl'."
+    )
+    E254 = (
+        "--parse doc needs a dependency parser that runs before 'lisa_srl', but the pipeline "
+        "'{model}' has none (pipes: {pipes}). Pass --parser PATH (a spaCy pipeline with a "
+        "'parser'), or use --parse model or --parse gold."
+    )
+    E255 = (
+        "The pipeline given with --parser ('{path}') has no 'parser' component (pipes: "
+        "{pipes}). Pass a spaCy pipeline that includes a dependency parser."
+    )
+    E256 = (
+        "--parse gold, but {n} gold doc(s) in '{path}' have no dependency parse (first: "
+        "'{doc}'). Convert data that carries gold heads and labels, or use --parse model."
+    )
+    E257 = (
+        "No document in '{path}' carries SRL annotation (doc._.srl_frame_data is None for "
+        "all {n} docs). Convert the data with 'spacy-lisa convert' and store user data."
+    )
+    E258 = (
+        "--parser is only used with --parse doc (got --parse {parse}). Drop it or use --parse doc."
+    )
+
+
+class _ModelErrors:
+    """The LISA model and its layers (E150-E249)."""
+
+    # --- label attention / relative positions (models/lal, lan, relative_attention) ------
+    E200 = (
+        "{layer}: width={width} is not divisible by n_heads={n_heads}. Choose a number of "
+        "heads that divides the model width (e.g. width 128 with 4 or 8 heads)."
+    )
+    E201 = (
+        "Relative attention got {name} of shape {shape}, expected {expected} ([batch, "
+        "tokens], one position per unit). Pass integer tensors shaped like the mask."
+    )
+    E202 = (
+        "Relative attention rel_width={value} is too small: the sinusoids need at least 2 "
+        "dimensions. Use rel_width >= 2 (default: the model width)."
+    )
+    E203 = (
+        "Relative attention got a span whose tail position precedes its head position. "
+        "Pass tail_pos >= head_pos for every real unit (for plain tokens pass neither)."
+    )
+    E204 = (
+        "LabelAttentionLayer needs width, n_heads and head_width >= 1 (got width={width}, "
+        "n_heads={n_heads}, head_width={head_width}). Fix the layer's config."
+    )
+    E205 = (
+        "Got {n_names} head names for a Label Attention Layer with {n_heads} heads. Pass one "
+        "name per head, or None for head_0, head_1, ..."
+    )
+    E206 = (
+        "Label Attention Layer heads are not attributable to output slices: width={width} is "
+        "not divisible by n_heads={n_heads}, so a linear map mixes them. Use a number of "
+        "heads that divides the width, or read the attention weights instead."
+    )
+    E207 = (
+        "LAN role scorer needs n_layers >= 1 and at least one label (got n_layers="
+        "{n_layers}, n_labels={n_labels}). Fix 'n_layers' or add role labels first."
+    )
+    E208 = (
+        "LAN role scorer hidden_width={hidden_width} must be even (two BiLSTM directions) "
+        "and divisible by n_heads={n_heads}. Adjust hidden_width or n_heads."
+    )
+    E209 = (
+        "Frame {frame} points at token {pos} of a window with {length} real tokens. Frame "
+        "predicate positions must be offsets of real (unpadded) tokens in their window."
+    )
+    E210 = (
+        "LAN label prior has shape {got}, expected ({n_labels},): one log frequency per "
+        "BIO role label, in the component's role label order."
+    )
+    # --- LISA model (models/thinc_lisa, lisa_torch, loss, schedules: E150-E199) ----------
+    E150 = (
+        "LISA layer numbers must satisfy 1 <= tag_layer < parse_layer <= depth (or "
+        "parse_layer = 0 for no syntactic head, then 1 <= tag_layer <= depth); got "
+        "tag_layer={tag_layer}, parse_layer={parse_layer}, depth={depth}. Fix them in the "
+        "model config (layer numbers are 1-based)."
+    )
+    E151 = (
+        "LISA model option {name}={value!r} is invalid: it must be {constraint}. "
+        "Fix the model config."
+    )
+    E152 = (
+        "The LISA model cannot be built: dimension(s) {dims} unknown. Set n_tags, n_deps and "
+        "n_roles with model.set_dim() and call model.initialize(X=sample_batch); nI comes "
+        "from the tok2vec layer's nO or the sample. Before loading weights, restore the "
+        "dims (nI too) and call ensure_built(model)."
+    )
+    E153 = (
+        "The LISA model was called before it was built. Call model.initialize(X=sample_batch) "
+        "after setting its dims, or ensure_built(model) before loading saved weights."
+    )
+    E154 = (
+        "parse_mode={mode!r} feeds the given parse to the layers above the syntactic head, but "
+        "LisaBatch.heads is None. Pass one head array per doc (absolute indices, -1 = "
+        "unknown) or use parse_mode 'soft' or 'argmax'."
+    )
+    E155 = "LisaBatch.gold_parse_prob={value} is outside [0, 1]. Pass a probability."
+    E156 = (
+        "Inconsistent LisaBatch for doc {doc} ({n_tokens} tokens): {message}. Windows must "
+        "cover the doc in order as [start, end) offsets; heads hold one entry per token; "
+        "predicates are token indices of the doc."
+    )
+    E157 = (
+        "The tok2vec layer returned {what}. LISA needs a tok2vec layer of type "
+        "Model[List[Doc], List[Floats2d]] with one row per token of each doc."
+    )
+    E158 = (
+        "lisa_loss: targets.{name} has shape {shape}, but LisaOutput.{scores} needs {expected}. "
+        "Build LisaTargets for this very output (frames in LisaOutput.frames order)."
+    )
+    E159 = (
+        "model.attrs['predicate_tags'] holds {value}, outside the {n_tags} joint POS/predicate "
+        "labels. Set it to the indices of the TAG:PREDICATE labels before initialize()."
+    )
+    E160 = (
+        "warmup_inverse_sqrt needs initial_rate >= 0 and warmup_steps >= 1 (got "
+        "initial_rate={initial_rate}, warmup_steps={warmup_steps}). Fix the learn_rate block."
+    )
+
+
+class _InterfaceErrors:
+    """Rendering, predict and render commands (E300-E349)."""
+
+    # --- visualize, predict and render CLI (E300-E349) ----------------------------------
+    E300 = (
+        "render() expects a Doc or an iterable of Docs, got {kind}. Pass nlp(text), a list "
+        "of Docs, or span.as_doc() for a Span."
+    )
+    E301 = (
+        "doc._.srl_parse of doc '{doc}' is malformed. It needs 'heads' with one absolute "
+        "head index in [0, {n}) per token (the root points to itself) and optionally 'deps' "
+        "with one label per token. Let the lisa_srl component set it, or fix the value."
+    )
+    E302 = (
+        "doc._.srl_label_attention of doc '{doc}' is malformed: {message}. Expected "
+        "{{'heads': [name, ...], 'weights': [[one float per token], ...]}} with one weights "
+        "row per head. Let the lisa_srl component set it, or fix the value."
+    )
+    E303 = (
+        "Invalid colour {color!r} for label {label!r}. Use a hex colour ('#7aecec'), a CSS "
+        "colour name or rgb()/hsl(); other CSS is refused as it could load resources."
+    )
+    E310 = (
+        "{path}:{line}: invalid JSON ({detail}). Each line of a JSONL input must be one JSON "
+        'object such as {{"text": "..."}}. Use --input-format text for plain text, or '
+        "--skip-invalid to skip bad lines."
+    )
+    E311 = (
+        '{path}:{line}: {problem}. Each JSONL line needs a string field "text" holding the '
+        "document. Fix the line, or pass --skip-invalid to skip bad lines."
+    )
+    E312 = (
+        "{path}:{line}: not valid UTF-8 ({detail}). Re-encode the input as UTF-8, or pass "
+        "--skip-invalid to skip bad lines."
+    )
+    E313 = "Input file not found: {path}. Pass an existing file, or '-' to read stdin."
+    E314 = (
+        "The pipeline '{model}' has no 'lisa_srl' component (pipes: {pipes}). Load a "
+        "pipeline trained with spacy-lisa, e.g. the model-best directory of 'spacy train'."
+    )
+    E315 = "Pass either the TEXT to render or --input FILE, not both and not neither."
+    E316 = (
+        "Cannot use GPU {gpu_id}: {detail}. Install a CUDA build of torch and cupy, or pass "
+        "--gpu-id -1 to run on the CPU."
+    )
+    E317 = (
+        "Could not load the pipeline '{model}': {detail}. Pass the directory of a trained "
+        "pipeline (e.g. training/model-best) or the name of an installed package."
+    )
+    E318 = "Cannot write to {path}: {detail}. Check the path and its permissions."
+
+
+class Errors(
+    _FormatAndComponentErrors,
+    _ScoringErrors,
+    _ModelErrors,
+    _InterfaceErrors,
+    metaclass=ErrorsWithCodes,
+):
+    """Every error message, by code (the sections are mixins so that no class holds
+    them all; look-ups go through :class:`ErrorsWithCodes`, which adds the code)."""
