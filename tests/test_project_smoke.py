@@ -94,8 +94,13 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     code = (
         "import sys, spacy; sys.path.insert(0, sys.argv[1]); "
         "nlp = spacy.load('en_lisa_srl_ewt_cpu'); "
-        "doc = nlp('The company sold its shares. Investors bought them. Prices rose.'); "
+        "text = 'The company sold its shares. Investors bought them. Prices rose.'; "
+        "doc = nlp(text); "
         "assert isinstance(doc._.srl_frames, list) and doc.has_annotation('SENT_START'); "
+        # a three-sentence paragraph: no role crosses a sentence boundary
+        "assert all(f.predicate.sent.start <= r.start and r.end <= f.predicate.sent.end "
+        "for f in doc._.srl_frames for r in f.roles); "
+        "assert nlp.pipe_names[-1] == 'lisa_srl' and 'parser' in nlp.pipe_names; "
         "print('loaded', nlp.pipe_names)"
     )
     _run([sys.executable, "-c", code, str(target)], project)
