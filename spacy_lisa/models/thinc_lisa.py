@@ -242,6 +242,7 @@ def init(
 ) -> None:
     """Initialise the tok2vec layer, infer nI and build (or re-initialise) the torch layer."""
     tok2vec = _tok2vec_layer(model)
+    X = None if X is None else as_batch(X)
     tok2vec.initialize(X=X.docs if X is not None else None)
     _infer_nI(model, X)
     wrapper = _lisa_layer(model)
@@ -253,12 +254,25 @@ def init(
     _predicate_tag_mask(model)  # validate the component's predicate_tags now
 
 
+def as_batch(X: Any) -> LisaBatch:
+    """A LisaBatch as is; a plain list of Docs (what ``spacy debug model`` and other
+    generic tools pass) as one window per doc, predicted predicates, the model's own
+    argmax parse."""
+    if isinstance(X, LisaBatch):
+        return X
+    docs = list(X)
+    return LisaBatch(
+        docs=docs, windows=[[(0, len(d))] if len(d) else [] for d in docs], parse_mode="argmax"
+    )
+
+
 def forward(
     model: Model[LisaBatch, LisaOutput], batch: LisaBatch, is_train: bool
 ) -> Tuple[LisaOutput, Callable[[LisaOutput], LisaBatch]]:
     lisa = _lisa_layer(model)
     if lisa is None:
         raise ValueError(Errors.E153)
+    batch = as_batch(batch)
     tok2vec = _tok2vec_layer(model)
     Xs, backprop_tok2vec = tok2vec(batch.docs, is_train)
     prepared = _prepare(model, batch, Xs)
