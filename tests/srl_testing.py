@@ -3,7 +3,7 @@
 Importable from every test module (tests/ is on sys.path through its conftest).
 """
 
-from typing import Any, Dict
+from typing import Any, Dict, Iterable, List, Tuple
 
 TINY_MODEL: Dict[str, Any] = {
     "@architectures": "spacy-lisa.LISA.v1",
@@ -36,3 +36,124 @@ TINY_MODEL: Dict[str, Any] = {
         },
     },
 }
+
+
+# word list, heads, deps, frames (predicate index, roleset, [(start, end, label)])
+Sentence = Tuple[str, List[int], List[str], List[Tuple[int, str, List[Tuple[int, int, str]]]]]
+
+
+def train_tiny_pipeline(
+    sentences: Iterable[Sentence], model: Dict[str, Any], *, steps: int, **config: Any
+) -> Any:
+    """A sentencizer + ``lisa_srl`` (``model``) pipeline overfit on ``sentences`` (text
+    with space-separated tokens, heads, deps, one-token predicates with their roles)."""
+    import spacy
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    from spacy_lisa.frames import set_srl_frames
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("lisa_srl", config={"model": model, **config})
+    examples = []
+    for text, heads, deps, frames in sentences:
+        reference = Doc(nlp.vocab, words=text.split(), heads=heads, deps=deps)
+        set_srl_frames(
+            reference,
+            [
+                {"predicate": [p, p + 1], "roleset": rs, "roles": [list(r) for r in roles]}
+                for p, rs, roles in frames
+            ],
+        )
+        examples.append(Example(nlp.make_doc(text), reference))
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(steps):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    return nlp
+
+
+# word, tag, head (absolute index), dep; frames: (pred index, roleset, [(start, end, label)])
+TAGGED_SENTENCES = [
+    (
+        "John sold the car to Mary .".split(),
+        ["NNP", "VBD", "DT", "NN", "IN", "NNP", "."],
+        [1, 1, 3, 1, 5, 1, 1],
+        ["nsubj", "ROOT", "det", "obj", "case", "obl", "punct"],
+        [(1, "sell.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 6, "ARG2")])],
+    ),
+    (
+        "Mary bought a book yesterday .".split(),
+        ["NNP", "VBD", "DT", "NN", "NN", "."],
+        [1, 1, 3, 1, 1, 1],
+        ["nsubj", "ROOT", "det", "obj", "obl:tmod", "punct"],
+        [(1, "buy.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 5, "ARGM-TMP")])],
+    ),
+    (
+        "The dog that barked ran away .".split(),
+        ["DT", "NN", "WDT", "VBD", "VBD", "RB", "."],
+        [1, 4, 3, 1, 4, 4, 4],
+        ["det", "nsubj", "nsubj", "acl:relcl", "ROOT", "advmod", "punct"],
+        [
+            (3, "bark.01", [(0, 2, "ARG0"), (2, 3, "R-ARG0")]),
+            (4, "run.02", [(0, 4, "ARG0"), (5, 6, "ARGM-DIR")]),
+        ],
+    ),
+    (
+        "She said she would come .".split(),
+        ["PRP", "VBD", "PRP", "MD", "VB", "."],
+        [1, 1, 4, 4, 1, 1],
+        ["nsubj", "ROOT", "nsubj", "aux", "ccomp", "punct"],
+        [
+            (1, "say.01", [(0, 1, "ARG0"), (2, 5, "ARG1")]),
+            (4, "come.01", [(2, 3, "ARG1"), (3, 4, "ARGM-MOD")]),
+        ],
+    ),
+    (
+        "Nice weather today .".split(),
+        ["JJ", "NN", "NN", "."],
+        [1, 1, 1, 1],
+        ["amod", "ROOT", "obl:tmod", "punct"],
+        [],
+    ),
+    (
+        "Tom gave Anna flowers .".split(),
+        ["NNP", "VBD", "NNP", "NNS", "."],
+        [1, 1, 1, 1, 1],
+        ["nsubj", "ROOT", "iobj", "obj", "punct"],
+        [(1, "give.01", [(0, 1, "ARG0"), (2, 3, "ARG2"), (3, 4, "ARG1")])],
+    ),
+]
+
+
+# text, heads (absolute), deps, frames as (predicate index, roleset, [(start, end, label)])
+TEXT_SENTENCES: List[Sentence] = [
+    (
+        "John sold the car to Mary .",
+        [1, 1, 3, 1, 5, 1, 1],
+        ["nsubj", "ROOT", "det", "obj", "case", "obl", "punct"],
+        [(1, "sell.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 6, "ARG2")])],
+    ),
+    (
+        "Mary bought a book yesterday .",
+        [1, 1, 3, 1, 1, 1],
+        ["nsubj", "ROOT", "det", "obj", "obl:tmod", "punct"],
+        [(1, "buy.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 5, "ARGM-TMP")])],
+    ),
+    (
+        "She said she would come .",
+        [1, 1, 4, 4, 1, 1],
+        ["nsubj", "ROOT", "nsubj", "aux", "ccomp", "punct"],
+        [
+            (1, "say.01", [(0, 1, "ARG0"), (2, 5, "ARG1")]),
+            (4, "come.01", [(2, 3, "ARG1"), (3, 4, "ARGM-MOD")]),
+        ],
+    ),
+    ("Nice weather today .", [1, 1, 1, 1], ["amod", "ROOT", "obl:tmod", "punct"], []),
+    (
+        "Tom gave Anna flowers .",
+        [1, 1, 1, 1, 1],
+        ["nsubj", "ROOT", "iobj", "obj", "punct"],
+        [(1, "give.01", [(0, 1, "ARG0"), (2, 3, "ARG2"), (3, 4, "ARG1")])],
+    ),
+]

@@ -14,49 +14,16 @@ from typing import Any, Dict, List
 import pytest
 import spacy
 from spacy.language import Language
-from spacy.tokens import Doc
-from spacy.training import Example
-from srl_testing import TINY_MODEL
+from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
 from spacy_lisa.corpus.conll2005 import read_conll2005
 from spacy_lisa.formats import doc_to_allennlp, doc_to_conll2005_text, doc_to_jsonl_records
-from spacy_lisa.frames import set_srl_frames
 
 pytestmark = pytest.mark.slow  # trains a small pipeline once per module (worker)
 
-# text, heads (absolute), deps, frames as (predicate index, roleset, [(start, end, label)])
-SENTENCES = [
-    (
-        "John sold the car to Mary .",
-        [1, 1, 3, 1, 5, 1, 1],
-        ["nsubj", "ROOT", "det", "obj", "case", "obl", "punct"],
-        [(1, "sell.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 6, "ARG2")])],
-    ),
-    (
-        "Mary bought a book yesterday .",
-        [1, 1, 3, 1, 1, 1],
-        ["nsubj", "ROOT", "det", "obj", "obl:tmod", "punct"],
-        [(1, "buy.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 5, "ARGM-TMP")])],
-    ),
-    (
-        "She said she would come .",
-        [1, 1, 4, 4, 1, 1],
-        ["nsubj", "ROOT", "nsubj", "aux", "ccomp", "punct"],
-        [
-            (1, "say.01", [(0, 1, "ARG0"), (2, 5, "ARG1")]),
-            (4, "come.01", [(2, 3, "ARG1"), (3, 4, "ARGM-MOD")]),
-        ],
-    ),
-    ("Nice weather today .", [1, 1, 1, 1], ["amod", "ROOT", "obl:tmod", "punct"], []),
-    (
-        "Tom gave Anna flowers .",
-        [1, 1, 1, 1, 1],
-        ["nsubj", "ROOT", "iobj", "obj", "punct"],
-        [(1, "give.01", [(0, 1, "ARG0"), (2, 3, "ARG2"), (3, 4, "ARG1")])],
-    ),
-]
+SENTENCES = TEXT_SENTENCES
 
 # the shared tiny model with a Label Attention Layer on top, whose attention is stored
 TINY_LAL_MODEL: Dict[str, Any] = {
@@ -77,23 +44,7 @@ TEXTS = ["John sold the car to Mary. She said she would come.", "Tom gave Anna f
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A sentencizer + tiny lisa_srl pipeline, overfit on SENTENCES, saved to disk."""
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    nlp.add_pipe("lisa_srl", config={"model": TINY_LAL_MODEL, "store_attention": True})
-    examples = []
-    for text, heads, deps, frames in SENTENCES:
-        reference = Doc(nlp.vocab, words=text.split(), heads=heads, deps=deps)
-        set_srl_frames(
-            reference,
-            [
-                {"predicate": [p, p + 1], "roleset": rs, "roles": [list(r) for r in roles]}
-                for p, rs, roles in frames
-            ],
-        )
-        examples.append(Example(nlp.make_doc(text), reference))
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(40):
-        nlp.update(examples, sgd=optimizer, drop=0.0)
+    nlp = train_tiny_pipeline(SENTENCES, TINY_LAL_MODEL, steps=40, store_attention=True)
     path = tmp_path_factory.mktemp("cli_model") / "lisa"
     nlp.to_disk(path)
     return path

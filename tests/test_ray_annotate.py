@@ -18,13 +18,9 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
-import spacy
-from spacy.tokens import Doc
-from spacy.training import Example
-from srl_testing import TINY_MODEL
+from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
 
 from spacy_lisa.cli.predict import predict
-from spacy_lisa.frames import set_srl_frames
 
 ray = pytest.importorskip("ray")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -35,28 +31,7 @@ pytestmark = pytest.mark.slow
 
 CRASH_ID = "crash-me"
 
-# text, heads (absolute), deps, frames as (predicate index, roleset, [(start, end, label)])
-TRAIN = [
-    (
-        "John sold the car to Mary .",
-        [1, 1, 3, 1, 5, 1, 1],
-        ["nsubj", "ROOT", "det", "obj", "case", "obl", "punct"],
-        [(1, "sell.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 6, "ARG2")])],
-    ),
-    (
-        "Mary bought a book yesterday .",
-        [1, 1, 3, 1, 1, 1],
-        ["nsubj", "ROOT", "det", "obj", "obl:tmod", "punct"],
-        [(1, "buy.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 5, "ARGM-TMP")])],
-    ),
-    (
-        "Tom gave Anna flowers .",
-        [1, 1, 1, 1, 1],
-        ["nsubj", "ROOT", "iobj", "obj", "punct"],
-        [(1, "give.01", [(0, 1, "ARG0"), (2, 3, "ARG2"), (3, 4, "ARG1")])],
-    ),
-    ("Nice weather today .", [1, 1, 1, 1], ["amod", "ROOT", "obl:tmod", "punct"], []),
-]
+TRAIN = TEXT_SENTENCES
 
 NAMES = ["John", "Mary", "Tom", "Anna", "The company", "She", "Our neighbour", "Bob"]
 VERBS = ["sold", "bought", "gave", "found", "saw"]
@@ -80,23 +55,7 @@ def make_texts(n: int, seed: int = 0) -> List[str]:
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A sentencizer + tiny lisa_srl pipeline, overfit on TRAIN, saved to disk."""
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL})
-    examples = []
-    for text, heads, deps, frames in TRAIN:
-        reference = Doc(nlp.vocab, words=text.split(), heads=heads, deps=deps)
-        set_srl_frames(
-            reference,
-            [
-                {"predicate": [p, p + 1], "roleset": rs, "roles": [list(r) for r in roles]}
-                for p, rs, roles in frames
-            ],
-        )
-        examples.append(Example(nlp.make_doc(text), reference))
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(30):
-        nlp.update(examples, sgd=optimizer, drop=0.0)
+    nlp = train_tiny_pipeline(TRAIN, TINY_MODEL, steps=30)
     path = tmp_path_factory.mktemp("ray_model") / "lisa"
     nlp.to_disk(path)
     return path

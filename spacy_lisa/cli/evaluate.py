@@ -467,16 +467,18 @@ def _pct(value: Optional[float]) -> str:
     return "-" if value is None else f"{100 * value:.2f}"
 
 
+def _srl_rows(scores: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """The rows both tables start with: SRL and predicate P/R/F, sense accuracy."""
+    keys = ("srl_p", "srl_r", "srl_f", "srl_pred_p", "srl_pred_r", "srl_pred_f")
+    names = ("SRL P", "SRL R", "SRL F", "PRED P", "PRED R", "PRED F")
+    rows = [(name, _pct(scores[key])) for name, key in zip(names, keys, strict=True)]
+    return [*rows, ("SENSE ACC", _pct(scores["srl_sense_acc"]))]
+
+
 def _print_scores(msg: Printer, scores: Dict[str, Any]) -> None:
     speed = scores.get("speed")
     rows: List[Tuple[str, str]] = [
-        ("SRL P", _pct(scores["srl_p"])),
-        ("SRL R", _pct(scores["srl_r"])),
-        ("SRL F", _pct(scores["srl_f"])),
-        ("PRED P", _pct(scores["srl_pred_p"])),
-        ("PRED R", _pct(scores["srl_pred_r"])),
-        ("PRED F", _pct(scores["srl_pred_f"])),
-        ("SENSE ACC", _pct(scores["srl_sense_acc"])),
+        *_srl_rows(scores),
         *(
             [("SENSE ACC (lemma MFS)", _pct(scores["srl_sense_acc_mfs"]))]
             if "srl_sense_acc_mfs" in scores
@@ -507,13 +509,7 @@ def _print_raw_scores(msg: Printer, scores: Dict[str, Any]) -> None:
     speed = scores.get("speed")
     args, preds = scores["n_gold_args"], scores["n_gold_frames"]
     rows: List[Tuple[str, str]] = [
-        ("SRL P", _pct(scores["srl_p"])),
-        ("SRL R", _pct(scores["srl_r"])),
-        ("SRL F", _pct(scores["srl_f"])),
-        ("PRED P", _pct(scores["srl_pred_p"])),
-        ("PRED R", _pct(scores["srl_pred_r"])),
-        ("PRED F", _pct(scores["srl_pred_f"])),
-        ("SENSE ACC", _pct(scores["srl_sense_acc"])),
+        *_srl_rows(scores),
         ("GOLD ARGS UNREACHABLE", f"{scores['n_gold_args_unreachable']} / {args}"),
         ("GOLD PREDS UNREACHABLE", f"{scores['n_gold_preds_unreachable']} / {preds}"),
         ("SENTENCES (GOLD / PRED)", f"{scores['n_sentences']} / {scores['n_pred_sentences']}"),

@@ -16,6 +16,8 @@ from thinc.api import Adam
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from srl_testing import TAGGED_SENTENCES  # noqa: E402
+
 from spacy_lisa.frames import set_srl_frames  # noqa: E402
 from spacy_lisa.models.pretrained import local_model_path  # noqa: E402
 from spacy_lisa.models.transformer import _plan  # noqa: E402
@@ -187,22 +189,7 @@ def test_to_bytes_from_bytes(model, vocab):
     numpy.testing.assert_allclose(fresh.predict(docs)[0], model.predict(docs)[0], atol=1e-5)
 
 
-SENTENCES = [
-    (
-        "John sold the car to Mary .".split(),
-        ["NNP", "VBD", "DT", "NN", "IN", "NNP", "."],
-        [1, 1, 3, 1, 5, 1, 1],
-        ["nsubj", "ROOT", "det", "obj", "case", "obl", "punct"],
-        [(1, "sell.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 6, "ARG2")])],
-    ),
-    (
-        "Mary bought a book yesterday .".split(),
-        ["NNP", "VBD", "DT", "NN", "NN", "."],
-        [1, 1, 3, 1, 1, 1],
-        ["nsubj", "ROOT", "det", "obj", "obl:tmod", "punct"],
-        [(1, "buy.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 5, "ARGM-TMP")])],
-    ),
-]
+SENTENCES = TAGGED_SENTENCES[:2]
 
 
 def make_examples(nlp):

@@ -13,61 +13,11 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from srl_testing import TINY_MODEL
+from srl_testing import TAGGED_SENTENCES, TINY_MODEL
 
 from spacy_lisa.frames import set_srl_frames
 
-# word, tag, head (absolute index), dep; frames: (pred index, roleset, [(start, end, label)])
-SENTENCES = [
-    (
-        "John sold the car to Mary .".split(),
-        ["NNP", "VBD", "DT", "NN", "IN", "NNP", "."],
-        [1, 1, 3, 1, 5, 1, 1],
-        ["nsubj", "ROOT", "det", "obj", "case", "obl", "punct"],
-        [(1, "sell.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 6, "ARG2")])],
-    ),
-    (
-        "Mary bought a book yesterday .".split(),
-        ["NNP", "VBD", "DT", "NN", "NN", "."],
-        [1, 1, 3, 1, 1, 1],
-        ["nsubj", "ROOT", "det", "obj", "obl:tmod", "punct"],
-        [(1, "buy.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 5, "ARGM-TMP")])],
-    ),
-    (
-        "The dog that barked ran away .".split(),
-        ["DT", "NN", "WDT", "VBD", "VBD", "RB", "."],
-        [1, 4, 3, 1, 4, 4, 4],
-        ["det", "nsubj", "nsubj", "acl:relcl", "ROOT", "advmod", "punct"],
-        [
-            (3, "bark.01", [(0, 2, "ARG0"), (2, 3, "R-ARG0")]),
-            (4, "run.02", [(0, 4, "ARG0"), (5, 6, "ARGM-DIR")]),
-        ],
-    ),
-    (
-        "She said she would come .".split(),
-        ["PRP", "VBD", "PRP", "MD", "VB", "."],
-        [1, 1, 4, 4, 1, 1],
-        ["nsubj", "ROOT", "nsubj", "aux", "ccomp", "punct"],
-        [
-            (1, "say.01", [(0, 1, "ARG0"), (2, 5, "ARG1")]),
-            (4, "come.01", [(2, 3, "ARG1"), (3, 4, "ARGM-MOD")]),
-        ],
-    ),
-    (
-        "Nice weather today .".split(),
-        ["JJ", "NN", "NN", "."],
-        [1, 1, 1, 1],
-        ["amod", "ROOT", "obl:tmod", "punct"],
-        [],
-    ),
-    (
-        "Tom gave Anna flowers .".split(),
-        ["NNP", "VBD", "NNP", "NNS", "."],
-        [1, 1, 1, 1, 1],
-        ["nsubj", "ROOT", "iobj", "obj", "punct"],
-        [(1, "give.01", [(0, 1, "ARG0"), (2, 3, "ARG2"), (3, 4, "ARG1")])],
-    ),
-]
+SENTENCES = TAGGED_SENTENCES
 
 
 def make_reference(nlp: Language, sentence) -> Doc:
