@@ -27,6 +27,12 @@ class Warnings(metaclass=ErrorsWithCodes):
         "file. Set require_srl = false in the reader config to keep them for other "
         "components (lisa_srl itself skips them in training)."
     )
+    W004 = (
+        "lisa_srl masked gold it cannot learn from ({reasons}); counts so far: {counts}. "
+        "The reasons are explained in spacy_lisa.pipeline.targets.gold_targets; the "
+        "component's masked_gold attribute keeps counting. Check the tokenisation and the "
+        "frames of the training data if the counts are large."
+    )
     W003 = (
         "Doc '{doc}' has no sentence boundaries, so 'lisa_srl' split it into sentences by "
         "punctuation rules (roles never cross them). For raw text, put a sentence splitter "

@@ -14,7 +14,9 @@ The torch model is in :mod:`spacy_lisa.models`. This module is the factory and t
 
 from __future__ import annotations
 
+import logging
 import os
+from collections import Counter
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -28,7 +30,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
 from ..models.thinc_lisa import FRAME_DIMS
 from ..models.types import LisaBatch, LisaOutput, LisaTargets, LossWeights
@@ -46,6 +48,8 @@ from .labels import (
     store_label_data,
 )
 from .targets import gold_targets
+
+logger = logging.getLogger("spacy_lisa")
 
 if TYPE_CHECKING:
     from .senses import LemmaTrees
@@ -284,6 +288,8 @@ class LisaSRL(TrainablePipe):
     ) -> None:
         install_extensions()
         self._owner_pid = os.getpid()
+        # gold the training targets had to mask, by reason (see targets.gold_targets)
+        self.masked_gold: Counter = Counter()
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -491,7 +497,16 @@ class LisaSRL(TrainablePipe):
         return lisa_loss(self.model.ops, scores, targets, weights)
 
     def _targets(self, examples: List[Example], output: LisaOutput) -> LisaTargets:
-        return gold_targets(examples, output, self.model.ops, self.cfg, self._get_lemma_trees())
+        before = Counter(self.masked_gold)
+        targets = gold_targets(
+            examples, output, self.model.ops, self.cfg, self._get_lemma_trees(), self.masked_gold
+        )
+        new = [reason for reason in self.masked_gold if reason not in before]
+        if new:  # once per reason: the counts keep growing in srl.masked_gold
+            logger.warning(
+                Warnings.W004.format(reasons=", ".join(new), counts=dict(self.masked_gold))
+            )
+        return targets
 
     def _get_lemma_trees(self) -> Optional[LemmaTrees]:
         """The lemma classes (edit trees), built from cfg once; None without them."""

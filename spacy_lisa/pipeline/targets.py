@@ -3,6 +3,7 @@ token and frame for the windows and frames of one model output (-1: masked)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, cast
 
 import numpy as np
@@ -26,9 +27,18 @@ def gold_targets(
     ops: Ops,
     cfg: Dict[str, Any],
     trees: Optional[LemmaTrees],
+    masked: Optional[Counter] = None,
 ) -> LisaTargets:
     """Targets of the windows and frames of ``output`` (the model's output on the
-    examples' predicted docs) from the examples' gold, by the labels in ``cfg``."""
+    examples' predicted docs) from the examples' gold, by the labels in ``cfg``.
+
+    Gold that cannot be a target is masked and counted in ``masked`` by reason, never
+    dropped silently: ``predicate_not_aligned`` (the gold predicate's first token has no
+    one-to-one predicted token), ``frames_on_one_token`` (a second gold frame on a token
+    that has one: only the first is learned), ``role_not_aligned`` (a role boundary inside
+    a split token: the frame's roles are masked), ``role_not_taggable`` (a role BIO cannot
+    hold: overlapping another role or the predicate, or outside the window)."""
+    masked = Counter() if masked is None else masked
     labels = cfg["labels"]
     role_index = {label: i for i, label in enumerate(labels["roles"])}
     tag_index = {label: i for i, label in enumerate(labels["tags"])}
@@ -45,7 +55,21 @@ def gold_targets(
         eg = examples[doc_i]
         ref = eg.reference
         p2r, r2p = aligned[doc_i]
-        gold_preds = {int(r2p[f.predicate.start]): f for f in ref._.srl_frames}
+        gold_preds: Dict[int, Any] = {}
+        if s == 0 or output.windows[s - 1][0] != doc_i:  # count once per doc
+            for f in ref._.srl_frames:
+                t = int(r2p[f.predicate.start])
+                if t < 0:
+                    masked["predicate_not_aligned"] += 1
+                elif t in gold_preds:
+                    masked["frames_on_one_token"] += 1
+                else:
+                    gold_preds[t] = f
+        else:
+            for f in ref._.srl_frames:
+                t = int(r2p[f.predicate.start])
+                if t >= 0 and t not in gold_preds:
+                    gold_preds[t] = f
         has_dep = ref.has_annotation("DEP")
         for t in range(w_start, w_end):
             j = int(p2r[t])
@@ -74,12 +98,14 @@ def gold_targets(
                 b, e = int(r2p[r.start]), int(r2p[r.end - 1])
                 if b < 0 or e < 0:
                     ok = False  # role boundary not aligned: mask this frame
+                    masked["role_not_aligned"] += 1
                     break
                 spans.append((b - w_start, e + 1 - w_start, r.label_))
             if ok:
                 p_end = int(r2p[frame.predicate.end - 1])
                 pred = (t - w_start, (p_end if p_end >= t else t) + 1 - w_start)
-                bio, _ = spans_to_bio(w_end - w_start, spans, predicate=pred)
+                bio, rejected = spans_to_bio(w_end - w_start, spans, predicate=pred)
+                masked["role_not_taggable"] += sum(1 for r in rejected if r[2] != "V")
                 row[: w_end - w_start] = [role_index.get(tag, -1) for tag in bio]
             frame_rows[(s, t - w_start)] = row
     frames_idx = ops.to_numpy(output.frames)

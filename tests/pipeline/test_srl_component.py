@@ -410,8 +410,17 @@ def test_misaligned_gold_tokenisation_is_masked(trained_nlp):
     targets = srl._targets([example], output)
     tags = srl.model.ops.to_numpy(targets.tags)
     assert list(tags[5:7]) == [-1, -1] and (tags[[0, 1, 2, 3, 4, 7]] >= 0).all()
-    # the frame's ARG2 "to Mary" ends inside the split token: the whole frame is masked
+    # the frame's ARG2 "to Mary" ends inside the split token: the whole frame is masked,
+    # and counted, never dropped silently
     assert (srl.model.ops.to_numpy(targets.roles) == -1).all()
+    assert srl.masked_gold["role_not_aligned"] == 1
+    # two gold frames on one token: the second is counted, not silently merged
+    twice = make_reference(nlp, SENTENCES[0])
+    frames = [f.to_data() for f in twice._.srl_frames]
+    set_srl_frames(twice, frames + [dict(frames[0], roleset="sell.02")])
+    same_doc = Example(nlp.make_doc("John sold the car to Mary ."), twice)
+    srl._targets([same_doc], srl.model.predict(srl._train_batch([same_doc])))
+    assert srl.masked_gold["frames_on_one_token"] == 1
     # an aligned frame keeps its role targets: the same sentence, tokenised like the gold
     same = Example(nlp.make_doc("John sold the car to Mary ."), ref)
     aligned = srl._targets([same], srl.model.predict(srl._train_batch([same])))
