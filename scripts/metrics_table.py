@@ -16,6 +16,7 @@ ROWS = [
     ("SRL recall", "srl_r"),
     ("SRL F1", "srl_f"),
     ("Predicate F1", "srl_pred_f"),
+    ("Sense accuracy (found predicates)", "srl_sense_acc"),
     ("UAS (parse used)", "srl_uas"),
     ("LAS (parse used)", "srl_las"),
     ("POS accuracy", "srl_pos_acc"),
