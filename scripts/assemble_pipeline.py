@@ -55,6 +55,7 @@ def main() -> None:
         "Semantic role labelling (LISA) for raw English text: UD tagger, morphologizer, "
         "parser and lemmatizer trained on EWT, then lisa_srl. Frames in doc._.srl_frames."
     )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(args.output)
     print(f"{args.output}: {nlp.pipe_names}")
 
