@@ -14,6 +14,7 @@ roleset candidates, and its windows are the parser's sentences.
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 
 import spacy
@@ -29,9 +30,13 @@ def assemble(srl_path: Path, parser_path: Path, *, ewt_tokenizer: bool = True) -
     nlp = spacy.load(srl_path)
     parser_nlp = spacy.load(parser_path)
     first = nlp.pipe_names[0]
-    for name in PARSER_COMPONENTS:
-        if name in parser_nlp.pipe_names:
-            nlp.add_pipe(name, source=parser_nlp, before=first)
+    with warnings.catch_warnings():
+        # W113 ("source vectors are not identical"): the parser pipeline's Tok2Vec reads
+        # no static vectors, so the SRL pipeline's vectors do not change what it computes
+        warnings.filterwarnings("ignore", message=r"\[W113\]")
+        for name in PARSER_COMPONENTS:
+            if name in parser_nlp.pipe_names:
+                nlp.add_pipe(name, source=parser_nlp, before=first)
     if ewt_tokenizer:
         from spacy.util import registry
 
