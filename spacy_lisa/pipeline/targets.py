@@ -105,7 +105,9 @@ def gold_targets(
                 p_end = int(r2p[frame.predicate.end - 1])
                 pred = (t - w_start, (p_end if p_end >= t else t) + 1 - w_start)
                 bio, rejected = spans_to_bio(w_end - w_start, spans, predicate=pred)
-                masked["role_not_taggable"] += sum(1 for r in rejected if r[2] != "V")
+                untaggable = sum(1 for r in rejected if r[2] != "V")
+                if untaggable:
+                    masked["role_not_taggable"] += untaggable
                 row[: w_end - w_start] = [role_index.get(tag, -1) for tag in bio]
             frame_rows[(s, t - w_start)] = row
     frames_idx = ops.to_numpy(output.frames)
