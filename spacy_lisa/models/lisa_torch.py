@@ -37,6 +37,7 @@ from .attention import (
 )
 from .biaffine import SyntacticHead
 from .role_scorer import BilinearRoleScorer
+from .types import LISA_DEFAULTS
 
 POSITIONS = ("absolute", "relative")
 OWN_PARSE_MODES = ("soft", "argmax")
@@ -122,18 +123,18 @@ class LisaTorchModel(nn.Module):
         n_deps: int,
         n_roles: int,
         *,
-        width: int = 256,
-        depth: int = 4,
-        n_heads: int = 8,
-        ffn_width: int = 512,
-        dropout: float = 0.1,
-        attention_dropout: float = 0.1,
-        tag_layer: int = 1,
-        parse_layer: int = 2,
-        parse_dep_width: int = 256,
-        parse_head_width: int = 128,
-        role_width: int = 200,
-        positions: str = "absolute",
+        width: int = LISA_DEFAULTS["width"],
+        depth: int = LISA_DEFAULTS["depth"],
+        n_heads: int = LISA_DEFAULTS["n_heads"],
+        ffn_width: int = LISA_DEFAULTS["ffn_width"],
+        dropout: float = LISA_DEFAULTS["dropout"],
+        attention_dropout: float = LISA_DEFAULTS["attention_dropout"],
+        tag_layer: int = LISA_DEFAULTS["tag_layer"],
+        parse_layer: int = LISA_DEFAULTS["parse_layer"],
+        parse_dep_width: int = LISA_DEFAULTS["parse_dep_width"],
+        parse_head_width: int = LISA_DEFAULTS["parse_head_width"],
+        role_width: int = LISA_DEFAULTS["role_width"],
+        positions: str = LISA_DEFAULTS["positions"],
         role_scorer: Optional[Callable[[int, int], nn.Module]] = None,
         top_layer: Optional[Callable[[int], nn.Module]] = None,
         n_senses: int = 0,

@@ -34,7 +34,7 @@ from thinc.types import Floats2d, Floats3d, Ints2d
 from ..errors import Errors
 from . import label_attention as _label_attention  # noqa: F401  (registers LAL/LAN builders)
 from .averaged_shim import use_averaged_shim
-from .types import PARSE_MODES, LisaBatch, LisaOutput
+from .types import LISA_DEFAULTS, PARSE_MODES, LisaBatch, LisaOutput
 
 if TYPE_CHECKING:
     import torch
@@ -56,18 +56,18 @@ FRAME_SCORES = {
 @registry.architectures("spacy-lisa.LISA.v1")
 def build_lisa_model(
     tok2vec: Model[List[Doc], List[Floats2d]],
-    width: int = 256,
-    depth: int = 4,
-    n_heads: int = 8,
-    ffn_width: int = 512,
-    dropout: float = 0.1,
-    attention_dropout: float = 0.1,
-    tag_layer: int = 1,
-    parse_layer: int = 2,
-    parse_dep_width: int = 256,
-    parse_head_width: int = 128,
-    role_width: int = 200,
-    positions: str = "absolute",
+    width: int = LISA_DEFAULTS["width"],
+    depth: int = LISA_DEFAULTS["depth"],
+    n_heads: int = LISA_DEFAULTS["n_heads"],
+    ffn_width: int = LISA_DEFAULTS["ffn_width"],
+    dropout: float = LISA_DEFAULTS["dropout"],
+    attention_dropout: float = LISA_DEFAULTS["attention_dropout"],
+    tag_layer: int = LISA_DEFAULTS["tag_layer"],
+    parse_layer: int = LISA_DEFAULTS["parse_layer"],
+    parse_dep_width: int = LISA_DEFAULTS["parse_dep_width"],
+    parse_head_width: int = LISA_DEFAULTS["parse_head_width"],
+    role_width: int = LISA_DEFAULTS["role_width"],
+    positions: str = LISA_DEFAULTS["positions"],
     role_scorer: Optional[Callable[[int, int], Any]] = None,
     top_layer: Optional[Callable[[int], Any]] = None,
     mixed_precision: bool = False,

@@ -23,12 +23,30 @@ Index conventions
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Literal, Optional, Tuple
+from typing import Any, Dict, List, Literal, Optional, Tuple
 
 from spacy.tokens import Doc
 from thinc.types import Floats2d, Floats3d, Ints1d, Ints2d
 
 MASK_VALUE = -1e4
+
+# The LISA encoder's default sizes, declared once: the torch module, the Thinc builder
+# (``spacy-lisa.LISA.v1``) and the component's default model config all read them, so
+# ``nlp.add_pipe("lisa_srl")`` and a config that leaves a key out build the same model.
+LISA_DEFAULTS: Dict[str, Any] = {
+    "width": 128,
+    "depth": 4,
+    "n_heads": 8,
+    "ffn_width": 256,
+    "dropout": 0.1,
+    "attention_dropout": 0.1,
+    "tag_layer": 1,
+    "parse_layer": 2,
+    "parse_dep_width": 128,
+    "parse_head_width": 64,
+    "role_width": 128,
+    "positions": "absolute",
+}
 
 # How the syntactically-informed head builds the values that later layers aggregate:
 # "given": one-hot rows on LisaBatch.heads (the gold parse in training = teacher forcing,

@@ -14,6 +14,7 @@ The torch model is in :mod:`spacy_lisa.models`. This module is the factory and t
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections import Counter
@@ -33,7 +34,7 @@ from thinc.api import Config, Model, set_dropout_rate
 from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
 from ..models.thinc_lisa import FRAME_DIMS
-from ..models.types import LisaBatch, LisaOutput, LisaTargets, LossWeights
+from ..models.types import LISA_DEFAULTS, LisaBatch, LisaOutput, LisaTargets, LossWeights
 from .annotate import annotate_group
 from .batching import PredictGroup, Windower, predict_groups, train_batch
 from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
@@ -72,19 +73,13 @@ DEFAULT_LOSS_WEIGHTS = {
 default_model_config = """
 [model]
 @architectures = "spacy-lisa.LISA.v1"
-width = 128
-depth = 4
-n_heads = 8
-ffn_width = 256
-dropout = 0.1
-attention_dropout = 0.1
-tag_layer = 1
-parse_layer = 2
-parse_dep_width = 128
-parse_head_width = 64
-role_width = 128
-positions = "absolute"
-
+"""
+# the encoder sizes come from LISA_DEFAULTS (declared once, see models/types.py); the
+# tok2vec is this component's own default
+default_model_config += "".join(
+    f"{key} = {json.dumps(value)}\n" for key, value in LISA_DEFAULTS.items()
+)
+default_model_config += """
 [model.tok2vec]
 @architectures = "spacy.Tok2Vec.v2"
 

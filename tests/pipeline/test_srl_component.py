@@ -513,3 +513,24 @@ def test_sa_baseline_without_syntactic_head_reports_no_parse():
     assert frames_of(parsed) == frames_of(doc)
     scores = nlp.evaluate(examples)
     assert scores["srl_uas"] is None and 0.0 <= scores["srl_f"] <= 1.0
+
+
+def test_default_sizes_are_declared_once():
+    """add_pipe's default model, the LISA.v1 builder's keyword defaults and the torch
+    module's agree (one LISA_DEFAULTS), so a config that leaves a size out builds the
+    same model as add_pipe."""
+    import inspect
+
+    from spacy_lisa.models.lisa_torch import LisaTorchModel
+    from spacy_lisa.models.thinc_lisa import build_lisa_model
+    from spacy_lisa.models.types import LISA_DEFAULTS
+    from spacy_lisa.pipeline.srl_component import DEFAULT_LISA_MODEL
+
+    for function in (build_lisa_model, LisaTorchModel):
+        parameters = inspect.signature(function).parameters
+        assert {k: parameters[k].default for k in LISA_DEFAULTS} == LISA_DEFAULTS
+    assert {k: DEFAULT_LISA_MODEL[k] for k in LISA_DEFAULTS} == LISA_DEFAULTS
+    nlp = spacy.blank("en")
+    srl = nlp.add_pipe("lisa_srl")
+    assert srl.model.attrs["lisa_config"]["width"] == LISA_DEFAULTS["width"]
+    assert srl.cfg["transition_weight"] == 0.5
