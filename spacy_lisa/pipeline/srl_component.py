@@ -15,7 +15,6 @@ The torch model is in :mod:`spacy_lisa.models`. This module is the factory and t
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, set_dropout_rate
 
-from ..errors import Errors, Warnings
+from ..errors import Errors
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
 from ..models.thinc_lisa import FRAME_DIMS
 from ..models.types import LISA_DEFAULTS, LisaBatch, LisaOutput, LisaTargets, LossWeights
@@ -49,8 +48,6 @@ from .labels import (
     store_label_data,
 )
 from .targets import gold_targets
-
-logger = logging.getLogger("spacy_lisa")
 
 if TYPE_CHECKING:
     from .senses import LemmaTrees
@@ -492,16 +489,8 @@ class LisaSRL(TrainablePipe):
         return lisa_loss(self.model.ops, scores, targets, weights)
 
     def _targets(self, examples: List[Example], output: LisaOutput) -> LisaTargets:
-        before = Counter(self.masked_gold)
-        targets = gold_targets(
-            examples, output, self.model.ops, self.cfg, self._get_lemma_trees(), self.masked_gold
-        )
-        new = [reason for reason in self.masked_gold if reason not in before]
-        if new:  # once per reason: the counts keep growing in srl.masked_gold
-            logger.warning(
-                Warnings.W004.format(reasons=", ".join(new), counts=dict(self.masked_gold))
-            )
-        return targets
+        trees = self._get_lemma_trees()
+        return gold_targets(examples, output, self.model.ops, self.cfg, trees, self.masked_gold)
 
     def _get_lemma_trees(self) -> Optional[LemmaTrees]:
         """The lemma classes (edit trees), built from cfg once; None without them."""

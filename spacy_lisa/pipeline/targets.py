@@ -3,6 +3,7 @@ token and frame for the windows and frames of one model output (-1: masked)."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, cast
 
@@ -13,12 +14,15 @@ from thinc.types import Ints1d, Ints2d
 
 from ..alignment import one_to_one
 from ..bio import spans_to_bio
+from ..errors import Warnings
 from ..models.types import LisaOutput, LisaTargets
 from .batching import ints1d
 from .labels import PREDICATE_SUFFIX
 
 if TYPE_CHECKING:
     from .senses import LemmaTrees
+
+logger = logging.getLogger("spacy_lisa")
 
 
 def gold_targets(
@@ -39,6 +43,22 @@ def gold_targets(
     a split token: the frame's roles are masked), ``role_not_taggable`` (a role BIO cannot
     hold: overlapping another role or the predicate, or outside the window)."""
     masked = Counter() if masked is None else masked
+    before = set(masked)
+    targets = _gold_targets(examples, output, ops, cfg, trees, masked)
+    new = [reason for reason in masked if reason not in before]
+    if new:  # once per reason: the counts keep growing in the component's masked_gold
+        logger.warning(Warnings.W004.format(reasons=", ".join(new), counts=dict(masked)))
+    return targets
+
+
+def _gold_targets(
+    examples: List[Example],
+    output: LisaOutput,
+    ops: Ops,
+    cfg: Dict[str, Any],
+    trees: Optional[LemmaTrees],
+    masked: Counter,
+) -> LisaTargets:
     labels = cfg["labels"]
     role_index = {label: i for i, label in enumerate(labels["roles"])}
     tag_index = {label: i for i, label in enumerate(labels["tags"])}
