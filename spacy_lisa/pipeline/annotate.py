@@ -124,7 +124,8 @@ def annotate_group(
                         token.tag_ = tag
         frames = []
         for frame in frames_by_doc.get(doc_i, []):
-            upos = frame.pop("_pos") or ptb_upos((pos or [""] * len(doc))[frame["predicate"][0]])
+            start = frame["predicate"][0]
+            upos = frame.pop("_pos") or ptb_upos(pos[start] if pos else "")
             if keep_pos is None or upos in keep_pos:
                 frames.append(frame)
         set_srl_frames(doc, frames, spans_key=cfg["spans_key"])

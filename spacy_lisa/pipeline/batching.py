@@ -30,6 +30,7 @@ class Windower:
     def __init__(self) -> None:
         self.warned_long = False
         self.warned_unsegmented = False
+        self._sentencizer: Optional[Any] = None
 
     def __call__(
         self,
@@ -75,9 +76,12 @@ class Windower:
     def _rule_sentences(self, doc: Doc) -> List[Tuple[int, int]]:
         """Sentence bounds of a doc without them, by spaCy's punctuation rules (the
         ``sentencizer``'s), computed without writing them to the doc."""
-        from spacy.pipeline import Sentencizer
+        if self._sentencizer is None:  # built on first use: most docs have sentences
+            from spacy.pipeline import Sentencizer
 
-        starts = [i for i, start in enumerate(Sentencizer().predict([doc])[0]) if start or i == 0]
+            self._sentencizer = Sentencizer()
+        guesses = self._sentencizer.predict([doc])[0]
+        starts = [i for i, start in enumerate(guesses) if start or i == 0]
         bounds = list(zip(starts, starts[1:] + [len(doc)], strict=True))
         if len(bounds) > 1 and not self.warned_unsegmented:
             warnings.warn(Warnings.W003.format(doc=doc.text[:40]), stacklevel=5)  # LisaSRL.predict

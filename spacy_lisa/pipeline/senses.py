@@ -134,7 +134,6 @@ class SenseDecoder:
             lemma: np.asarray([index[r] for r in rolesets if r in index], dtype="int64")
             for lemma, rolesets in candidates.items()
         }
-        self.index = index
 
     def has_candidates(self, lemma: str) -> bool:
         return len(self.scored.get(lemma, ())) > 0

@@ -71,25 +71,14 @@ def _gold_targets(
     frame_rows: Dict[Tuple[int, int], np.ndarray] = {}
     gold_frames: Dict[Tuple[int, int], Any] = {}  # (window, offset) -> gold SRLFrame
     aligned = [one_to_one(eg) for eg in examples]
+    gold_by_doc: Dict[int, Dict[int, Any]] = {}  # predicted token -> gold frame, per doc
     for s, (doc_i, w_start, w_end) in enumerate(output.windows):
         eg = examples[doc_i]
         ref = eg.reference
         p2r, r2p = aligned[doc_i]
-        gold_preds: Dict[int, Any] = {}
-        if s == 0 or output.windows[s - 1][0] != doc_i:  # count once per doc
-            for f in ref._.srl_frames:
-                t = int(r2p[f.predicate.start])
-                if t < 0:
-                    masked["predicate_not_aligned"] += 1
-                elif t in gold_preds:
-                    masked["frames_on_one_token"] += 1
-                else:
-                    gold_preds[t] = f
-        else:
-            for f in ref._.srl_frames:
-                t = int(r2p[f.predicate.start])
-                if t >= 0 and t not in gold_preds:
-                    gold_preds[t] = f
+        if doc_i not in gold_by_doc:  # once per doc, so every masked frame counts once
+            gold_by_doc[doc_i] = _gold_predicates(ref._.srl_frames, r2p, masked)
+        gold_preds = gold_by_doc[doc_i]
         has_dep = ref.has_annotation("DEP")
         for t in range(w_start, w_end):
             j = int(p2r[t])
@@ -146,6 +135,21 @@ def _gold_targets(
         lemmas=None if lemmas is None else ops.asarray1i(lemmas),
         pred_pos=None if pred_pos is None else ops.asarray1i(pred_pos),
     )
+
+
+def _gold_predicates(frames: List[Any], r2p: np.ndarray, masked: Counter) -> Dict[int, Any]:
+    """The gold frames by their predicate's predicted token; frames whose predicate has
+    no one-to-one token, or whose token already has a frame, are counted in ``masked``."""
+    by_token: Dict[int, Any] = {}
+    for frame in frames:
+        t = int(r2p[frame.predicate.start])
+        if t < 0:
+            masked["predicate_not_aligned"] += 1
+        elif t in by_token:
+            masked["frames_on_one_token"] += 1
+        else:
+            by_token[t] = frame
+    return by_token
 
 
 def frame_targets(
