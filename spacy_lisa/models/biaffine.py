@@ -116,13 +116,16 @@ class SyntacticHead(nn.Module):
         heads: Optional[Tensor] = None,
         given_rows: Optional[Tensor] = None,
         own_mode: str = "soft",
+        dep_labels: bool = True,
     ) -> ParseOutput:
         """states [B, T, d] (S^(p-1)), mask [B, T] bool.
 
         heads [B, T] long: the injected parse as parent offsets within the window (-1 or
         out of range = unknown: a self-loop). given_rows [B] bool: windows that follow
         ``heads``; the others follow the head's own parse, ``own_mode`` "soft" (A_parse
-        itself, differentiable) or "argmax" (one-hot on the best parent).
+        itself, differentiable) or "argmax" (one-hot on the best parent). dep_labels
+        False: the label scores are zeros, not computed (O(T n_deps d^2), as much as an
+        encoder layer).
         """
         B, T, _ = states.shape
         mask = mask.to(torch.bool)
@@ -143,6 +146,8 @@ class SyntacticHead(nn.Module):
             given = F.one_hot(given_heads, T).to(scores.dtype)  # [B, T, T]
             attention = torch.where(given_rows[:, None, None], given, own)
             used = torch.where(given_rows[:, None], given_heads, own_heads)
+        if not dep_labels:
+            return ParseOutput(scores, attention, used, scores.new_zeros(B, T, self.n_deps))
         # labels for the parent the upper layers used (D&M condition labels on the arc)
         parents = par.gather(1, used[..., None].expand(-1, -1, par.shape[-1]))  # [B, T, dk]
         dep_scores = self.label.score_pairs(dep, parents)  # [B, T, n_deps]

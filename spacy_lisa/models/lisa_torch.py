@@ -210,6 +210,7 @@ class LisaTorchModel(nn.Module):
         frame_window: Optional[Tensor] = None,
         frame_pos: Optional[Tensor] = None,
         predicate_tags: Optional[Tensor] = None,
+        dep_labels: bool = True,
     ) -> LisaTorchOutput:
         """Score a batch of padded windows.
 
@@ -219,6 +220,7 @@ class LisaTorchModel(nn.Module):
         (all False / None: every window follows the model's own parse, ``own_parse``
         "soft" or "argmax"). frame_window / frame_pos [F] long: the predicates to score;
         None: predict them (argmax tag in ``predicate_tags`` [n_tags] bool).
+        dep_labels False: skip the dependency-label scorer (dep_scores are zeros).
         """
         B, T, _ = x.shape
         mask = mask.to(torch.bool)
@@ -236,7 +238,12 @@ class LisaTorchModel(nn.Module):
             override = None
             if j == self.parse_layer and self.parser is not None:
                 parse = self.parser(
-                    states, mask, heads=heads, given_rows=given_rows, own_mode=own_parse
+                    states,
+                    mask,
+                    heads=heads,
+                    given_rows=given_rows,
+                    own_mode=own_parse,
+                    dep_labels=dep_labels,
                 )
                 override = parse.attention  # [B, T, T] replaces head 0 of layer p
             states = layer(states, mask, override_head=override)  # [B, T, d]

@@ -301,6 +301,7 @@ class _Prepared:
     heads: Optional[numpy.ndarray]  # [S, T] parent offsets (-1 none) or None
     given_rows: numpy.ndarray  # [S] bool: windows following the given parse
     own_parse: str  # "soft" | "argmax" for the other windows
+    dep_labels: bool  # score dependency labels (else dep_scores are zeros)
     frame_window: Optional[numpy.ndarray]  # [F] or None (predict predicates)
     frame_pos: Optional[numpy.ndarray]  # [F]
     predicate_tags: numpy.ndarray  # [n_tags] bool
@@ -375,6 +376,7 @@ def _prepare(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> _Prepared:
         heads=heads,
         given_rows=given_rows,
         own_parse=own_parse,
+        dep_labels=batch.dep_labels,
         frame_window=frame_window,
         frame_pos=frame_pos,
         predicate_tags=_predicate_tag_mask(model),
@@ -473,6 +475,7 @@ def _convert_inputs(
         "heads": long(prepared.heads),
         "given_rows": torch.as_tensor(prepared.given_rows, device=device),
         "own_parse": prepared.own_parse,
+        "dep_labels": prepared.dep_labels,
         "frame_window": long(prepared.frame_window),
         "frame_pos": long(prepared.frame_pos),
         "predicate_tags": torch.as_tensor(prepared.predicate_tags, device=device),

@@ -74,6 +74,10 @@ class LisaBatch:
     predicates: Optional[List[Ints1d]] = None
     parse_mode: str = "soft"
     gold_parse_prob: float = 1.0
+    # False: leave the dependency-label scores out (``dep_scores`` all zero), e.g. at
+    # prediction on docs whose own parse labels are written (a quarter of the encoder's
+    # cost on CPU)
+    dep_labels: bool = True
 
 
 @dataclass

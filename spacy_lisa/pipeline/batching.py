@@ -142,15 +142,16 @@ def doc_predicates(doc: Doc) -> Ints1d:
 
 
 def predict_batch(
-    docs: List[Doc], parse_source: str, cfg: Dict[str, Any], windower: Windower
+    docs: List[Doc],
+    parse_source: str,
+    cfg: Dict[str, Any],
+    windows: List[List[Tuple[int, int]]],
 ) -> LisaBatch:
-    """The batch of docs that follow one parse source (``"doc"`` or ``"model"``)."""
+    """The batch of docs that follow one parse source (``"doc"`` or ``"model"``), with
+    their encoder windows."""
     predicates = None
     if cfg["predicate_source"] == "doc":
         predicates = [doc_predicates(d) for d in docs]
-    windows = []
-    for d in docs:  # not a comprehension: its frame would shift the warnings' stacklevel
-        windows.append(windower(d, cfg["max_length"], segment=True))
     if parse_source == "doc":
         return LisaBatch(
             docs=docs,
@@ -158,6 +159,7 @@ def predict_batch(
             heads=[ints1d([t.head.i for t in d]) for d in docs],
             predicates=predicates,
             parse_mode="given",
+            dep_labels=False,  # the doc's own labels are written (annotate_group)
         )
     return LisaBatch(
         docs=docs, windows=windows, predicates=predicates, parse_mode=cfg["model_parse"]
@@ -166,7 +168,7 @@ def predict_batch(
 
 @dataclass
 class PredictGroup:
-    """Docs of one predict call that share a parse mode (one model call)."""
+    """Docs of one model call at prediction: they share a parse source."""
 
     doc_indices: List[int]
     output: LisaOutput
@@ -176,24 +178,76 @@ class PredictGroup:
 def predict_groups(
     docs: List[Doc], model: Model, cfg: Dict[str, Any], windower: Windower
 ) -> List[PredictGroup]:
-    """The model's output on ``docs``, grouped by the parse they follow (one model call
-    per group; empty docs are in none)."""
+    """The model's output on ``docs``, grouped by the parse they follow and cut into
+    calls of similar window lengths (:func:`length_chunks`); empty docs are in none."""
+    windows = prediction_windows(docs, cfg, windower)
     by_source: Dict[str, List[int]] = defaultdict(list)
-    for i, doc in enumerate(docs):
-        if len(doc) == 0:
-            continue
-        by_source[resolve_parse_source(doc, cfg["parse_source"])].append(i)
+    for i in windows:
+        by_source[resolve_parse_source(docs[i], cfg["parse_source"])].append(i)
     groups = []
-    for source, indices in by_source.items():
-        batch = predict_batch([docs[i] for i in indices], source, cfg, windower)
-        output = model.predict(batch)
-        if source == "model" and cfg["overwrite_parse"] and output.used_heads is not None:
-            # decode the own parse as a tree, then let the model follow that tree, so
-            # the tree written to the doc, the labels scored for it and the parse the
-            # roles followed are one and the same
-            output = model.predict(tree_batch(batch, model, output))
-        groups.append(PredictGroup(indices, output, source))
+    for source, source_indices in by_source.items():
+        for indices in length_chunks(source_indices, windows):
+            batch = predict_batch(
+                [docs[i] for i in indices], source, cfg, [windows[i] for i in indices]
+            )
+            groups.append(PredictGroup(indices, _predict(batch, model, cfg, source), source))
     return groups
+
+
+def prediction_windows(
+    docs: List[Doc], cfg: Dict[str, Any], windower: Windower
+) -> Dict[int, List[Tuple[int, int]]]:
+    """Encoder windows of every non-empty doc, by index (docs without sentence boundaries
+    are split by rule)."""
+    windows: Dict[int, List[Tuple[int, int]]] = {}
+    for i, doc in enumerate(docs):  # a loop: a comprehension's frame would shift stacklevel
+        if len(doc):
+            windows[i] = windower(doc, cfg["max_length"], segment=True)
+    return windows
+
+
+# padded tokens (windows x longest window) per model call at prediction
+PREDICT_CHUNK_TOKENS = 512
+
+
+def length_chunks(
+    indices: List[int],
+    windows: Dict[int, List[Tuple[int, int]]],
+    max_padded: Optional[int] = None,
+) -> List[List[int]]:
+    """Split docs into model calls of similar window lengths: the encoder pads every
+    window of a call to the longest, so a batch of sentences of 3 to 60 tokens spends
+    most of its matmuls (and, quadratically, its attention) on padding. Docs are sorted
+    by their longest window and cut where ``windows x longest`` would pass
+    ``max_padded`` (default ``PREDICT_CHUNK_TOKENS``; a doc longer than that is a call
+    of its own)."""
+    if max_padded is None:
+        max_padded = PREDICT_CHUNK_TOKENS
+    longest = {i: max(end - start for start, end in windows[i]) for i in indices}
+    chunks: List[List[int]] = []
+    current: List[int] = []
+    n_windows = 0
+    for i in sorted(indices, key=lambda i: longest[i], reverse=True):
+        # the first doc of a chunk is its longest (descending order)
+        width = longest[current[0]] if current else longest[i]
+        if current and (n_windows + len(windows[i])) * width > max_padded:
+            chunks.append(current)
+            current, n_windows = [], 0
+        current.append(i)
+        n_windows += len(windows[i])
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _predict(batch: LisaBatch, model: Model, cfg: Dict[str, Any], source: str) -> LisaOutput:
+    output = model.predict(batch)
+    if source == "model" and cfg["overwrite_parse"] and output.used_heads is not None:
+        # decode the own parse as a tree, then let the model follow that tree, so
+        # the tree written to the doc, the labels scored for it and the parse the
+        # roles followed are one and the same
+        output = model.predict(tree_batch(batch, model, output))
+    return output
 
 
 def tree_batch(batch: LisaBatch, model: Model, output: LisaOutput) -> LisaBatch:

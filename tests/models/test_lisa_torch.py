@@ -239,3 +239,18 @@ def test_unknown_own_parse():
     model = make_model()
     with pytest.raises(ValueError, match="E026"):
         model(**make_inputs(), own_parse="given")
+
+
+def test_dep_labels_can_be_left_out():
+    """At prediction on docs whose own parse labels are kept, the label scorer is skipped:
+    zeros in its place, every other output unchanged."""
+    model = make_model().eval()
+    inputs = make_inputs()
+    given = torch.tensor([True, True, True])
+    with torch.no_grad():
+        full = model(**inputs, given_rows=given)
+        lean = model(**inputs, given_rows=given, dep_labels=False)
+    assert lean.dep_scores.shape == full.dep_scores.shape
+    assert not lean.dep_scores.any() and full.dep_scores.any()
+    for name in ("tag_scores", "head_scores", "role_scores", "used_heads"):
+        assert torch.equal(getattr(lean, name), getattr(full, name)), name

@@ -169,6 +169,34 @@ def test_pipe_equals_call(trained_nlp):
     assert [frames_of(d) for d in trained_nlp.pipe(TEXTS, batch_size=2)] == one_by_one
 
 
+def test_length_chunks_group_similar_windows_within_the_padding_budget():
+    from spacy_lisa.pipeline.batching import length_chunks
+
+    lengths = {0: 3, 1: 40, 2: 5, 3: 38, 4: 4, 5: 200}
+    windows = {i: [(0, n)] for i, n in lengths.items()}
+    chunks = length_chunks(list(lengths), windows, max_padded=100)
+    # longest first; a doc over the budget alone; then as many as fit padded to the longest
+    assert chunks == [[5], [1, 3], [2, 4, 0]]
+    assert sorted(i for chunk in chunks for i in chunk) == list(lengths)
+    for chunk in chunks[1:]:
+        assert len(chunk) * max(lengths[i] for i in chunk) <= 100
+
+
+def test_prediction_in_length_chunks_equals_one_doc_at_a_time(trained_nlp, monkeypatch):
+    import spacy_lisa.pipeline.batching as batching
+
+    texts = TEXTS + [" ".join(TEXTS), "Mary ."]
+    one_by_one = [frames_of(trained_nlp(t)) for t in texts]
+    calls = []
+    predict = batching._predict
+    monkeypatch.setattr(batching, "PREDICT_CHUNK_TOKENS", 16)
+    monkeypatch.setattr(
+        batching, "_predict", lambda batch, *a: calls.append(len(batch.docs)) or predict(batch, *a)
+    )
+    assert [frames_of(d) for d in trained_nlp.pipe(texts, batch_size=64)] == one_by_one
+    assert len(calls) > 1 and sum(calls) == len(texts)  # one pipe batch, several calls
+
+
 def test_multiprocessing(trained_nlp):
     expected = [frames_of(trained_nlp(t)) for t in TEXTS]
     assert [frames_of(d) for d in trained_nlp.pipe(TEXTS, n_process=2, batch_size=2)] == expected
@@ -193,6 +221,9 @@ def test_parse_source_doc_follows_injected_parse(trained_nlp):
     assert gold_doc._.srl_parse_source == "doc"
     assert gold_doc._.srl_parse["heads"] == gold_heads
     assert wrong_doc._.srl_parse["heads"] == wrong_heads
+    # the doc's own labels, not the model's (whose scorer is skipped on such docs)
+    assert gold_doc._.srl_parse["deps"] == ["dep"] * len(words)
+    assert not gold_scores.output.dep_scores.any()
     # a different parse changes what the layers above the syntactic head compute
     assert not np.allclose(gold_scores.output.role_scores, wrong_scores.output.role_scores)
     # and the gold parse gives the gold frames
