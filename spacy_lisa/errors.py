@@ -335,6 +335,29 @@ class _ModelErrors:
         "warmup_inverse_sqrt needs initial_rate >= 0 and warmup_steps >= 1 (got "
         "initial_rate={initial_rate}, warmup_steps={warmup_steps}). Fix the learn_rate block."
     )
+    # --- transformer tok2vec (models/transformer) ----------------------------------------
+    E161 = (
+        "spacy-lisa.TransformerTok2Vec.v1: pooling={value!r} is not one of {choices}. Set "
+        "pooling in the [...tok2vec] block of the config."
+    )
+    E162 = (
+        "spacy-lisa.TransformerTok2Vec.v1: cache_tokens={value} needs frozen = true (a "
+        "fine-tuned transformer's outputs change at every update). Set frozen = true or "
+        "cache_tokens = 0."
+    )
+    E163 = (
+        "spacy-lisa.TransformerTok2Vec.v1: {option}={value} is out of range (needs {need}). "
+        "Fix it in the [...tok2vec] block of the config."
+    )
+    E164 = (
+        "spacy-lisa.TransformerTok2Vec.v1: the transformer at {path} has no fast (Rust) "
+        "tokenizer, which the wordpiece-to-token alignment needs. Save the model with a "
+        "tokenizer.json (AutoTokenizer.from_pretrained(..., use_fast=True).save_pretrained)."
+    )
+    E165 = (
+        "spacy-lisa.TransformerTok2Vec.v1 is not initialised: its transformer weights are "
+        "loaded by nlp.initialize() (or with a saved pipeline by spacy.load)."
+    )
 
 
 class _InterfaceErrors:

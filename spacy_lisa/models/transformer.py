@@ -38,6 +38,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, Optimizer, torch2xp, xp2torch
 from thinc.types import Floats2d, FloatsXd
 
+from ..errors import Errors
 from .averaged_shim import AveragedPyTorchShim
 from .pretrained import local_model_path
 
@@ -77,11 +78,16 @@ def build_transformer_tok2vec(
     from .transformer_torch import TransformerTokenEncoder
 
     if pooling not in POOLINGS:
-        raise ValueError(f"TransformerTok2Vec: pooling must be one of {POOLINGS}, not {pooling!r}")
+        raise ValueError(Errors.E161.format(value=pooling, choices=", ".join(POOLINGS)))
     if cache_tokens and not frozen:
-        raise ValueError("TransformerTok2Vec: cache_tokens needs frozen = true")
-    if max_batch_wordpieces < 1 or cache_tokens < 0 or learn_rate_scale < 0:
-        raise ValueError("TransformerTok2Vec: invalid max_batch_wordpieces/cache_tokens/lr scale")
+        raise ValueError(Errors.E162.format(value=cache_tokens))
+    for option, value, minimum in (
+        ("max_batch_wordpieces", max_batch_wordpieces, 1),
+        ("cache_tokens", cache_tokens, 0),
+        ("learn_rate_scale", learn_rate_scale, 0),
+    ):
+        if value < minimum:
+            raise ValueError(Errors.E163.format(option=option, value=value, need=f">= {minimum}"))
     encoder = TransformerTokenEncoder(
         pooling=pooling, layer_mix=layer_mix, frozen=frozen, autocast=autocast
     )
@@ -232,7 +238,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Any = None) -> None:
     transformer = AutoModel.from_pretrained(path, config=config, local_files_only=True)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, use_fast=True)
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(f"TransformerTok2Vec: no fast tokenizer in {path}")
+        raise ValueError(Errors.E164.format(path=path))
     shim = _shim(model)
     shim.build(transformer, tokenizer)
     model.set_dim("nO", shim.encoder.width, force=True)
@@ -404,7 +410,7 @@ def forward(
 
     shim = _shim(model)
     if not shim.encoder.built:
-        raise ValueError("TransformerTok2Vec: not initialized (call nlp.initialize)")
+        raise ValueError(Errors.E165)
     width = model.get_dim("nO")
     windows, lengths = _plan(model, docs)
     n_tokens = sum(lengths)

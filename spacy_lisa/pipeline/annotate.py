@@ -157,18 +157,14 @@ def frame_label_decoder(
     ) -> Tuple[Optional[str], Optional[str], str]:
         start, end = predicate
         scores_f = None if lemma_scores is None else lemma_scores[f]
-        lemma = frame_lemma(doc, start, scores_f, trees)
+        known = decoder.has_candidates if decoder is not None else None
+        lemma = frame_lemma(doc, start, scores_f, trees, known)
         upos = ""
         if doc.has_annotation("POS"):
             upos = doc[start].pos_
         elif pos_scores is not None and pos_labels:
             upos = pos_labels[int(pos_scores[f].argmax())]
         if decoder is not None:
-            if not decoder.has_candidates(lemma) and doc[start].lemma_:
-                # the model's lemma has no rolesets: try the doc lemmatiser's
-                doc_lemma = doc[start].lemma_.lower()
-                if decoder.has_candidates(doc_lemma):
-                    lemma = doc_lemma
             scores = None if sense_scores is None else sense_scores[f]
             return lemma, decoder.decode(scores, lemma), upos
         # pipelines saved before the sense classifier: the most frequent roleset of

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -112,14 +112,16 @@ class LemmaTrees:
         """Class of the edit tree form -> lemma, -1 if it is not a class (masked)."""
         return self.class_of.get(self.trees.add(form.lower(), lemma), -1)
 
-    def apply(self, scores: np.ndarray, form: str) -> Optional[str]:
-        """The lemma of the best-scoring tree that applies to ``form`` (scores [n])."""
+    def lemmas(self, scores: np.ndarray, form: str, k: int = 5) -> List[str]:
+        """The lemmas of the ``k`` best-scoring trees that apply to ``form``, best first,
+        without repeats."""
         form = form.lower()
-        for k in np.argsort(-scores, kind="stable")[:5]:
-            lemma = self.trees.apply(self.tree_ids[int(k)], form)
-            if lemma:
-                return lemma
-        return None
+        ranked: List[str] = []
+        for tree in np.argsort(-scores, kind="stable")[:k]:
+            lemma = self.trees.apply(self.tree_ids[int(tree)], form)
+            if lemma and lemma not in ranked:
+                ranked.append(lemma)
+        return ranked
 
 
 class SenseDecoder:
@@ -154,14 +156,29 @@ def frame_lemma(
     start: int,
     lemma_scores: Optional[np.ndarray],
     trees: Optional[LemmaTrees],
+    known: Optional[Callable[[str], bool]] = None,
 ) -> str:
-    """The lemma of the predicate starting at token ``start`` (lower case)."""
+    """The lemma of the predicate starting at token ``start`` (lower case): the best edit
+    tree's output, else the doc's ``lemma_``, else the lower-cased form.
+
+    ``known`` (lemma -> has rolesets): prefer a lemma with rolesets, in this order: the
+    best tree's, the doc lemmatiser's, the next trees' (up to the fifth), the form. The
+    edit-tree head sometimes writes a non-word ("afflicte", "complet") where its second
+    choice is right; such a lemma finds no roleset and the frame would fall back to
+    "afflicte.01". Where none has rolesets (a lemma unseen in training), the doc
+    lemmatiser's lemma, trained on every token, is the better guess for "lemma.01"."""
     token = doc[start]
+    ranked: List[str] = []
     if lemma_scores is not None and trees is not None and len(trees):
-        lemma = trees.apply(lemma_scores, token.text)
-        if lemma:
-            return lemma.lower()
-    return (token.lemma_ or token.text).lower()
+        ranked = [lemma.lower() for lemma in trees.lemmas(lemma_scores, token.text)]
+    first = ranked[0] if ranked else (token.lemma_ or token.text).lower()
+    if known is not None and not known(first):
+        doc_lemma = [token.lemma_.lower()] if token.lemma_ else []
+        for lemma in doc_lemma + ranked[1:] + [token.text.lower()]:
+            if known(lemma):
+                return lemma
+        return doc_lemma[0] if doc_lemma else first
+    return first
 
 
 def add_frame_file_candidates(candidates: Dict[str, List[str]], frames_dir: str) -> int:

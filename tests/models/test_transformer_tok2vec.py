@@ -163,8 +163,28 @@ def test_cache_is_bounded():
 
 
 def test_cache_needs_frozen():
-    with pytest.raises(ValueError, match="frozen"):
+    with pytest.raises(ValueError, match=r"\[E162\].*frozen = true"):
         registry.resolve({"m": {"@architectures": ARCH, "cache_tokens": 10}})
+
+
+@pytest.mark.parametrize(
+    "option,code",
+    [
+        ({"pooling": "max"}, "E161"),
+        ({"max_batch_wordpieces": 0}, "E163"),
+        ({"learn_rate_scale": -1.0}, "E163"),
+        ({"frozen": True, "cache_tokens": -5}, "E163"),
+    ],
+)
+def test_bad_options_name_the_option(option, code):
+    with pytest.raises(ValueError, match=rf"\[{code}\]"):
+        registry.resolve({"m": {"@architectures": ARCH, **option}})
+
+
+def test_use_before_initialize_says_what_to_do(vocab):
+    model = registry.resolve({"m": {"@architectures": ARCH}})["m"]
+    with pytest.raises(ValueError, match=r"\[E165\].*nlp.initialize"):
+        model.predict([doc_of(vocab, ["John", "ran", "."])])
 
 
 def test_learn_rate_scale_reaches_optimizer(vocab):

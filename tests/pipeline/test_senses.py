@@ -212,3 +212,27 @@ def test_frame_files_extend_candidates(tmp_path):
     assert candidates["zorg"] == ["zorg.02", "zorg.01"]
     with pytest.raises(ValueError, match="E028"):
         add_frame_file_candidates({}, str(tmp_path / "missing"))
+
+
+def test_frame_lemma_prefers_a_lemma_with_rolesets():
+    """The edit-tree head's first choice may be a non-word ("afflicte"): a later choice,
+    the doc lemmatiser's lemma or the form itself is taken when it has rolesets; an
+    unseen lemma keeps the doc lemmatiser's guess, else the first choice."""
+    import numpy as np
+
+    from spacy_lisa.pipeline.senses import LemmaTrees, frame_lemma
+
+    vocab = spacy.blank("en").vocab
+    # class 0 strips "d" (afflicted -> afflicte), class 1 strips "ed" (-> afflict)
+    trees = LemmaTrees(vocab.strings, [["moved", "move"], ["walked", "walk"]])
+    scores = np.array([2.0, 1.0])
+    doc = Doc(vocab, words=["They", "afflicted", "us"])
+    assert trees.lemmas(scores, "afflicted") == ["afflicte", "afflict"]
+    assert frame_lemma(doc, 1, scores, trees) == "afflicte"  # no roleset knowledge
+    assert frame_lemma(doc, 1, scores, trees, known={"afflict"}.__contains__) == "afflict"
+    assert frame_lemma(doc, 1, scores, trees, known=set().__contains__) == "afflicte"
+    with_lemmas = Doc(vocab, words=["They", "afflicted", "us"], lemmas=["they", "ail", "we"])
+    known = {"ail", "afflict"}.__contains__
+    assert frame_lemma(with_lemmas, 1, scores, trees, known) == "ail"  # doc lemma second
+    assert frame_lemma(with_lemmas, 1, scores, trees, set().__contains__) == "ail"
+    assert frame_lemma(doc, 1, scores, trees, {"afflicted"}.__contains__) == "afflicted"
