@@ -39,6 +39,11 @@ class Warnings(metaclass=ErrorsWithCodes):
         "before 'lisa_srl' ('parser', 'senter' or 'sentencizer'), or load a packaged "
         "pipeline that has one (en_lisa_srl_ewt_*: tagger + parser + lisa_srl)."
     )
+    W005 = (
+        "overwrite_parse wrote {n} arc(s) of doc '{doc}' with the generic label 'dep': the "
+        "model scores no dependency labels (it was trained without them). The heads are "
+        "the model's; take labels from a parser, or retrain with dependency labels."
+    )
 
 
 class _FormatAndComponentErrors:

@@ -400,6 +400,11 @@ def reference_frames(scores, positions, lengths, offsets, labels, decoding, tran
     """``lisa_srl._annotate_group``'s frame loop before issue 14, as the reference."""
     shifted = scores - scores.max(axis=-1, keepdims=True)
     logp = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    # the predicate token may only be B-V / I-V (a role across it would be dropped)
+    for f, p in enumerate(positions):
+        for k, label in enumerate(labels):
+            if label not in ("B-V", "I-V"):
+                logp[f, p, k] = -1e9
     t = s = None
     if trans is not None and weight:
         t, s = weight * np.asarray(trans, dtype="f"), weight * np.asarray(start, dtype="f")
@@ -470,3 +475,19 @@ def test_decode_frames_edges() -> None:
     info = bio_labels(LABELS)
     assert info.types == ("ARG0", "ARG1", "V") and info.verb_type == 2
     assert info.inside_prev.tolist() == [[1, 2], [3, 4], [5, 6]]
+
+
+def test_no_role_is_decoded_across_its_own_predicate() -> None:
+    """The model scores ARG1 over tokens 0-3, predicate (token 2) included: the frame
+    keeps its predicate and the best roles around it instead of dropping the span."""
+    labels = LABELS
+    scores = np.full((1, 4, len(labels)), -5.0, dtype="f")
+    scores[0, 0, labels.index("B-ARG1")] = 5.0
+    for t in (1, 2, 3):
+        scores[0, t, labels.index("I-ARG1")] = 5.0
+    scores[0, 2, labels.index("B-V")] = 2.0  # second choice at the predicate
+    for decoding in ("viterbi", "greedy"):
+        [(predicate, roles)] = decode_frames(scores, [2], [4], labels, decoding=decoding)
+        assert predicate == (2, 3)
+        assert roles[0] == [0, 2, "ARG1"]
+        assert all(not (b <= 2 < e) for b, e, _ in roles)

@@ -10,6 +10,7 @@ import numpy as np
 from spacy.tokens import Doc
 from thinc.api import Ops
 
+from ..errors import Warnings
 from ..frames import set_srl_frames
 from ..models.types import LisaOutput
 from .labels import PREDICATE_SUFFIX
@@ -179,9 +180,15 @@ def frame_label_decoder(
 
 def write_parse(doc: Doc, heads: List[int], deps: List[str]) -> None:
     """Write absolute ``heads`` / ``deps`` onto the doc's tokens (a well-formed tree per
-    window, as produced by MST decoding)."""
+    window, as produced by MST decoding). An arc without a label (a model trained without
+    dependency labels) gets spaCy's generic ``dep``, with warning W005."""
+    import warnings
+
     from spacy.attrs import DEP, HEAD
 
+    unlabelled = sum(1 for d in deps if not d)
+    if unlabelled:
+        warnings.warn(Warnings.W005.format(n=unlabelled, doc=doc.text[:40]), stacklevel=2)
     array = np.zeros((len(doc), 2), dtype="uint64")
     for i, (h, d) in enumerate(zip(heads, deps, strict=True)):
         array[i, 0] = np.uint64(np.int64(h - i).astype("uint64"))

@@ -524,6 +524,7 @@ def decode_frames(
     the stored ``transitions``/``start`` log-probabilities (none when either is empty or
     the weight is 0), or greedy argmax; then BIO -> spans on arrays
     (:func:`paths_to_spans`) and the predicate / role rules of :func:`spans_to_frames`.
+    The predicate token is constrained to ``B-V``/``I-V``, so no role covers it.
     ``positions`` are the predicate tokens, ``lengths`` the window lengths, ``offsets``
     the window starts in the doc (added to every returned offset).
     """
@@ -533,6 +534,7 @@ def decode_frames(
     if scores.shape[0] == 0:
         return []
     log_probs = _log_softmax(scores, axis=-1)
+    _predicate_is_verb(log_probs, positions, info)
     if decoding == "viterbi":
         trans = first = None
         if transitions is not None and len(transitions) and transition_weight:
@@ -545,6 +547,24 @@ def decode_frames(
     else:
         raise ValueError(Errors.E251.format(what="decoding", message=f"unknown: {decoding!r}"))
     return spans_to_frames(paths_to_spans(paths, info), positions, info, offsets)
+
+
+# log-probability of the labels a predicate token may not take: far below any real one,
+# finite so that Viterbi's sums stay comparable
+_FORBIDDEN = -1e9
+
+
+def _predicate_is_verb(log_probs: np.ndarray, positions: np.ndarray, info: BioLabels) -> None:
+    """Only ``B-V``/``I-V`` at each frame's predicate token (in place; no-op without a
+    ``V`` label). Otherwise a role decoded across its own predicate would have to be
+    dropped from the frame: the constraint decodes the best frame that has none."""
+    if info.verb_type < 0 or log_probs.shape[0] == 0:
+        return
+    not_verb = info.type_id[:-1] != info.verb_type  # [L]
+    frames = np.arange(log_probs.shape[0])
+    at_predicate = log_probs[frames, np.asarray(positions, dtype=np.int64).reshape(-1)]  # [F, L]
+    at_predicate[:, not_verb] = _FORBIDDEN
+    log_probs[frames, np.asarray(positions, dtype=np.int64).reshape(-1)] = at_predicate
 
 
 def greedy_decode(log_probs: np.ndarray) -> List[int]:

@@ -565,3 +565,17 @@ def test_default_sizes_are_declared_once():
     srl = nlp.add_pipe("lisa_srl")
     assert srl.model.attrs["lisa_config"]["width"] == LISA_DEFAULTS["width"]
     assert srl.cfg["transition_weight"] == 0.5
+
+
+def test_write_parse_warns_about_generic_labels():
+    """An arc the model has no label for is written as spaCy's 'dep', never silently."""
+    from spacy_lisa.pipeline.annotate import write_parse
+
+    doc = spacy.blank("en")("John slept .")
+    with pytest.warns(UserWarning, match=r"W005.*1 arc"):
+        write_parse(doc, [1, 1, 1], ["nsubj", "ROOT", ""])
+    assert [t.dep_ for t in doc] == ["nsubj", "ROOT", "dep"]
+    assert [t.head.i for t in doc] == [1, 1, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_parse(doc, [1, 1, 1], ["nsubj", "ROOT", "punct"])
