@@ -283,3 +283,27 @@ def test_skip_invalid_in_ewt_keeps_the_rest(ewt, tmp_path):
     stats = srsly.read_json(stats_json)
     assert stats["skipped_by_reason"] == {"head": 1, "token_count_mismatch": 1}
     assert stats["sentences"] == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert", "conll2005", "--words", "{tmp}/w", "--props", "{tmp}/p", "-o", "{tmp}/o"],
+        ["convert", "up", "{tmp}/w", "--output", "{tmp}/o.spacy", "--argument-spans", "x"],
+        ["export", "{tmp}", "--output", "{tmp}/conll"],
+        ["evaluate", "{tmp}", "{tmp}/w"],
+        ["predict", "{missing}", "John sold the car ."],
+        ["render", "{missing}", "John sold the car ."],
+    ],
+)
+def test_every_command_fails_the_same_way(args, tmp_path):
+    """Bad input: exit status 1 and one "✘ message" on stderr, whatever the command."""
+    missing = tmp_path / "missing"
+    (tmp_path / "w").write_text("John\nslept\n.\n\n", encoding="utf8")
+    (tmp_path / "p").write_text("-\tX\nsleep\t(V*)\n", encoding="utf8")  # rows and columns off
+    args = [a.format(missing=missing, tmp=tmp_path) for a in args]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    last = result.stderr.strip().splitlines()[-1]  # after any progress bar
+    assert last.startswith("✘ ") and "✘" not in result.stdout, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr

@@ -20,7 +20,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional, TextIO, Union, cast
+from typing import Any, Callable, Iterator, List, NoReturn, Optional, TextIO, Union, cast
 
 import spacy
 import typer
@@ -273,3 +273,9 @@ def load_pipeline(model: str, gpu_id: int) -> Language:
 def stderr(message: str) -> None:
     """Messages go to stderr: stdout carries the output."""
     typer.echo(message, err=True)
+
+
+def fail(error: object) -> NoReturn:
+    """How every command stops on bad input: "✘ <message>" on stderr, exit status 1."""
+    stderr(f"✘ {error}")
+    raise typer.Exit(1)

@@ -22,6 +22,7 @@ from ..corpus.stats import MAX_SKIPS_SHOWN, CorpusStats
 from ..corpus.universal_propbank import read_universal_propbank
 from ..errors import Errors
 from ._app import convert_app
+from ._io import fail
 
 CONLL2012_SUFFIXES = ("gold_conll", "gold_skel")
 
@@ -78,8 +79,7 @@ def _run(
         )
         progress.close()
     except CorpusFormatError as err:
-        msg.fail(str(err))
-        raise typer.Exit(code=1) from None
+        fail(err)
     print_summary(stats, title=f"{title} -> {output}")
     if stats_json is not None:
         stats_json.parent.mkdir(parents=True, exist_ok=True)
@@ -270,12 +270,11 @@ def convert_up_cli(
     Columns: the 10 UD columns, the roleset (or '_'), then one column per predicate
     with the role labels on argument head words and 'V' on the predicate."""
     if argument_spans not in ("head", "subtree"):
-        msg.fail(
+        fail(
             Errors.E024.format(
                 value=argument_spans, option="--argument-spans", choices="head, subtree"
             )
         )
-        raise typer.Exit(code=1)
     stats = CorpusStats()
     on_invalid = _on_invalid(stats, skip_invalid)
     records = _guard(

@@ -49,6 +49,7 @@ from ..frames import doc_sentences, has_srl_annotation, set_srl_frames
 from ..pipeline.scorer import PREDICATE_POS, evaluate_srl, lemma_mfs, props_rows
 from ..raw_evaluation import evaluate_raw
 from ._app import app
+from ._io import fail
 
 LISA_FACTORY = "lisa_srl"
 # pipeline components whose output an injected parse must not be overwritten by
@@ -127,7 +128,6 @@ def evaluate_cli(
 ) -> None:
     """Evaluate SRL (CoNLL-2005 P/R/F, per role), predicate detection, the parse the
     model used (UAS/LAS, punctuation included) and POS accuracy, on gold tokenisation."""
-    msg = Printer()
     try:
         evaluate(
             model,
@@ -144,7 +144,7 @@ def evaluate_cli(
             silent=False,
         )
     except EvaluateError as err:
-        msg.fail(str(err), exits=1)
+        fail(err)
 
 
 def evaluate(
@@ -175,7 +175,11 @@ def evaluate(
         raise EvaluateError(Errors.E258.format(parse=parse))
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
-    nlp = spacy.load(model)
+    try:
+        nlp = spacy.load(model)
+    except (OSError, ValueError) as err:
+        detail = str(err).splitlines()[0]
+        raise EvaluateError(Errors.E317.format(model=model, detail=detail)) from None
     srl_name = _lisa_component(nlp, model)
     gold_docs = _read_gold(nlp, Path(data_path))
     if raw:

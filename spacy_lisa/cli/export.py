@@ -13,6 +13,7 @@ from wasabi import msg
 from ..corpus.conll2005 import write_conll2005
 from ..frames import doc_sentences, has_srl_annotation
 from ._app import app
+from ._io import fail
 
 WORDS_FILE = "words.txt"
 PROPS_FILE = "props.txt"
@@ -39,8 +40,7 @@ def export_cli(
     """Export the SRL frames of converted data in CoNLL-2005 format."""
     files = _spacy_files(data)
     if not files:
-        msg.fail(f"No .spacy files found in {data}.")
-        raise typer.Exit(code=1)
+        fail(f"No .spacy files found in {data}: pass a .spacy file or a directory holding some.")
     vocab = Vocab()
     docs: List[Doc] = []
     n_read = 0
@@ -53,8 +53,7 @@ def export_cli(
     try:
         write_conll2005(docs, output / WORDS_FILE, output / PROPS_FILE)
     except ValueError as err:  # frames that CoNLL-2005 columns cannot hold
-        msg.fail(str(err))
-        raise typer.Exit(code=1) from None
+        fail(err)
     rows = [
         ("docs read", n_read),
         ("docs written", len(docs)),

@@ -26,6 +26,7 @@ from ._io import (
     InputDoc,
     InputFormat,
     InputSource,
+    fail,
     input_error,
     iter_docs,
     load_pipeline,
@@ -180,8 +181,7 @@ def predict_cli(
             skip_invalid=skip_invalid,
         )
     except (CLIError, FileNotFoundError) as err:
-        stderr(f"✘ {err}")
-        raise typer.Exit(1) from None
+        fail(err)
 
 
 def _predict_ray(

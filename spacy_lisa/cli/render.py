@@ -16,6 +16,7 @@ from ._io import (
     CLIError,
     InputFormat,
     InputSource,
+    fail,
     input_error,
     iter_docs,
     load_pipeline,
@@ -76,8 +77,7 @@ def render_cli(
             skip_invalid=skip_invalid,
         )
     except (CLIError, FileNotFoundError) as err:
-        stderr(f"✘ {err}")
-        raise typer.Exit(1) from None
+        fail(err)
 
 
 def render_page(
