@@ -8,7 +8,7 @@ import sys
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import typer
 from spacy.tokens import Doc
@@ -139,18 +139,22 @@ def predict_cli(
     parquet: bool = typer.Option(False, "--parquet", help="--engine ray: write Parquet shards"),
 ) -> None:
     """The ``predict`` command (see :data:`PREDICT_HELP`)."""
+    # the options both engines take
+    common: Dict[str, Any] = dict(
+        output_format=output_format,
+        input_format=input_format,
+        batch_size=batch_size,
+        n_process=n_process,
+        gpu_id=gpu_id,
+        skip_invalid=skip_invalid,
+    )
     try:
         if engine == Engine.ray:
             _predict_ray(
                 model,
                 input_path,
                 output,
-                output_format=output_format,
-                input_format=input_format,
-                batch_size=batch_size,
-                n_process=n_process,
-                gpu_id=gpu_id,
-                skip_invalid=skip_invalid,
+                **common,
                 address=address,
                 workers=workers,
                 worker_cpus=worker_cpus,
@@ -169,17 +173,7 @@ def predict_cli(
                 f"--output {output} is a directory. Pass a file name (a directory of "
                 "shards is written by --engine ray)."
             )
-        predict(
-            model,
-            input_path,
-            output=output,
-            output_format=output_format,
-            input_format=input_format,
-            batch_size=batch_size,
-            n_process=n_process,
-            gpu_id=gpu_id,
-            skip_invalid=skip_invalid,
-        )
+        predict(model, input_path, output=output, **common)
     except (CLIError, FileNotFoundError) as err:
         fail(err)
 
