@@ -292,7 +292,7 @@ class _ModelErrors:
         "LAN label prior has shape {got}, expected ({n_labels},): one log frequency per "
         "BIO role label, in the component's role label order."
     )
-    # --- LISA model (models/thinc_lisa, lisa_torch, loss, schedules: E150-E199) ----------
+    # --- LISA model (models/lisa, lisa_torch, loss, schedules: E150-E199) ---------------
     E150 = (
         "LISA layer numbers must satisfy 1 <= tag_layer < parse_layer <= depth (or "
         "parse_layer = 0 for no syntactic head, then 1 <= tag_layer <= depth); got "

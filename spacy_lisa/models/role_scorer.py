@@ -7,7 +7,7 @@ s_ftl = [s_f^pred; 1]^T U_l [s_t^role; 1] for predicate f and token t: logits
 Role scorers share one interface (the LAN scorer of :mod:`spacy_lisa.models.lan` too):
 ``forward(states [B, T, d], mask [B, T], frame_window [F], frame_pos [F]) -> [F, T, L]``,
 frame f being token ``frame_pos[f]`` of window ``frame_window[f]``. The registered
-builder ``spacy-lisa.BilinearRoleScorer.v1`` is in :mod:`spacy_lisa.models.thinc_lisa`,
+builder ``spacy-lisa.BilinearRoleScorer.v1`` is in :mod:`spacy_lisa.models.lisa`,
 which spaCy imports without torch.
 """
 

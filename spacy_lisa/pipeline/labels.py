@@ -148,7 +148,7 @@ def init_role_prior(model: Model, cfg: Dict[str, Any]) -> None:
     """Give the role scorer the add-one log frequencies of the BIO roles, where it
     takes a label prior (the LAN decoder): without it, LAN's BiLSTM saturated into a
     constant "everything is O" output on EWT and never left it."""
-    from ..models.thinc_lisa import set_role_prior
+    from ..models.lisa import set_role_prior
 
     counts = np.array([cfg["role_counts"].get(r, 0) for r in cfg["labels"]["roles"]], "f")
     set_role_prior(model, np.log((counts + 1.0) / (counts + 1.0).sum()))
@@ -172,7 +172,7 @@ def lemma_trees(
 def ensure_model_built(model: Model, cfg: Dict[str, Any]) -> None:
     """Rebuild the lazily built torch layer from the dims saved in cfg before loading
     weights (the serialisation trap of lazily built layers)."""
-    from ..models.thinc_lisa import ensure_built
+    from ..models.lisa import ensure_built
 
     dims = cfg.get("model_dims")
     if not dims:

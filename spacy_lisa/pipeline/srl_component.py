@@ -32,7 +32,7 @@ from thinc.api import Config, Model, set_dropout_rate
 
 from ..errors import Errors
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
-from ..models.thinc_lisa import FRAME_DIMS
+from ..models.lisa import FRAME_DIMS
 from ..models.types import LISA_DEFAULTS, LisaBatch, LisaOutput, LisaTargets, LossWeights
 from .annotate import annotate_group
 from .batching import PredictGroup, Windower, predict_groups, train_batch

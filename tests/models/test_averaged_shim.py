@@ -14,7 +14,7 @@ from thinc.api import Adam, PyTorchWrapper_v2, torch2xp
 
 from spacy_lisa.frames import set_srl_frames
 from spacy_lisa.models.averaged_shim import AveragedPyTorchShim, use_averaged_shim
-from spacy_lisa.models.thinc_lisa import _lisa_layer
+from spacy_lisa.models.lisa import _lisa_layer
 
 
 def _train_linear(wrapper, optimizer, steps: int = 5) -> numpy.ndarray:

@@ -3,7 +3,7 @@
 import torch
 from spacy.util import registry
 
-from spacy_lisa.models import thinc_lisa  # noqa: F401  (registers the builder)
+from spacy_lisa.models import lisa  # noqa: F401  (registers the builder)
 from spacy_lisa.models.role_scorer import BilinearRoleScorer
 
 

@@ -552,8 +552,8 @@ def test_default_sizes_are_declared_once():
     same model as add_pipe."""
     import inspect
 
+    from spacy_lisa.models.lisa import build_lisa_model
     from spacy_lisa.models.lisa_torch import LisaTorchModel
-    from spacy_lisa.models.thinc_lisa import build_lisa_model
     from spacy_lisa.models.types import LISA_DEFAULTS
     from spacy_lisa.pipeline.srl_component import DEFAULT_LISA_MODEL
 

@@ -20,8 +20,8 @@ from thinc.api import Adam, Config, Model, data_validation, fix_random_seed
 
 from spacy_lisa.bio import spans_to_bio
 from spacy_lisa.frames import set_srl_frames
+from spacy_lisa.models.lisa import build_lisa_model, ensure_built
 from spacy_lisa.models.loss import lisa_loss
-from spacy_lisa.models.thinc_lisa import build_lisa_model, ensure_built
 from spacy_lisa.models.types import LisaBatch, LisaOutput, LisaTargets, LossWeights
 
 P = ":PREDICATE"
