@@ -254,17 +254,22 @@ class CLIError(Exception):
     """A user-facing error: the command prints its message and exits with status 1."""
 
 
-def load_pipeline(model: str, gpu_id: int) -> Language:
-    """Load ``model`` (on GPU ``gpu_id`` when >= 0) and check it has a ``lisa_srl``."""
+def load_model(model: str, gpu_id: int) -> Language:
+    """Load ``model`` (on GPU ``gpu_id`` when >= 0); CLIError E316 / E317 if it cannot be."""
     if gpu_id >= 0:
         try:
             spacy.require_gpu(gpu_id)
         except Exception as err:  # thinc raises ValueError, cupy ImportError or CUDA errors
             raise CLIError(Errors.E316.format(gpu_id=gpu_id, detail=err)) from None
     try:
-        nlp = spacy.load(model)
+        return spacy.load(model)
     except (OSError, ValueError) as err:
         raise CLIError(Errors.E317.format(model=model, detail=str(err).splitlines()[0])) from None
+
+
+def load_pipeline(model: str, gpu_id: int) -> Language:
+    """:func:`load_model`, then check the pipeline has a ``lisa_srl`` (E314)."""
+    nlp = load_model(model, gpu_id)
     if not any(nlp.get_pipe_meta(name).factory == "lisa_srl" for name in nlp.pipe_names):
         raise CLIError(Errors.E314.format(model=model, pipes=", ".join(nlp.pipe_names) or "none"))
     return nlp

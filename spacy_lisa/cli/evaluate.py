@@ -49,7 +49,7 @@ from ..frames import doc_sentences, has_srl_annotation, set_srl_frames
 from ..pipeline.scorer import PREDICATE_POS, evaluate_srl, lemma_mfs, props_rows
 from ..raw_evaluation import evaluate_raw
 from ._app import app
-from ._io import fail
+from ._io import CLIError, fail, load_model
 
 LISA_FACTORY = "lisa_srl"
 # pipeline components whose output an injected parse must not be overwritten by
@@ -173,13 +173,10 @@ def evaluate(
             raise EvaluateError(Errors.E024.format(value=value, option=option, choices=choices))
     if parser is not None and parse != ParseChoice.doc.value:
         raise EvaluateError(Errors.E258.format(parse=parse))
-    if gpu_id >= 0:
-        spacy.require_gpu(gpu_id)
     try:
-        nlp = spacy.load(model)
-    except (OSError, ValueError) as err:
-        detail = str(err).splitlines()[0]
-        raise EvaluateError(Errors.E317.format(model=model, detail=detail)) from None
+        nlp = load_model(model, gpu_id)
+    except CLIError as err:
+        raise EvaluateError(str(err)) from None
     srl_name = _lisa_component(nlp, model)
     gold_docs = _read_gold(nlp, Path(data_path))
     if raw:

@@ -3,6 +3,7 @@ and UPOS), the parse the model followed, POS and label attention."""
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
 
@@ -182,8 +183,6 @@ def write_parse(doc: Doc, heads: List[int], deps: List[str]) -> None:
     """Write absolute ``heads`` / ``deps`` onto the doc's tokens (a well-formed tree per
     window, as produced by MST decoding). An arc without a label (a model trained without
     dependency labels) gets spaCy's generic ``dep``, with warning W005."""
-    import warnings
-
     from spacy.attrs import DEP, HEAD
 
     unlabelled = sum(1 for d in deps if not d)

@@ -560,11 +560,10 @@ def _predicate_is_verb(log_probs: np.ndarray, positions: np.ndarray, info: BioLa
     dropped from the frame: the constraint decodes the best frame that has none."""
     if info.verb_type < 0 or log_probs.shape[0] == 0:
         return
-    not_verb = info.type_id[:-1] != info.verb_type  # [L]
-    frames = np.arange(log_probs.shape[0])
-    at_predicate = log_probs[frames, np.asarray(positions, dtype=np.int64).reshape(-1)]  # [F, L]
-    at_predicate[:, not_verb] = _FORBIDDEN
-    log_probs[frames, np.asarray(positions, dtype=np.int64).reshape(-1)] = at_predicate
+    not_verb = np.flatnonzero(info.type_id[:-1] != info.verb_type)  # label ids
+    frames = np.arange(log_probs.shape[0])[:, None]
+    tokens = np.asarray(positions, dtype=np.int64).reshape(-1, 1)
+    log_probs[frames, tokens, not_verb[None, :]] = _FORBIDDEN  # [F, n_not_verb] cells
 
 
 def greedy_decode(log_probs: np.ndarray) -> List[int]:
