@@ -6,7 +6,7 @@ label index sequence per frame (real tokens only):
 - LAN: ``LabelAttentionRoleDecoder`` forward, then argmax of the last layer's attention
   (LAN's own decoding, O(|L|·n) per frame);
 - bilinear: ``BilinearRoleScorer`` forward (eq. 6), log-softmax, then
-  ``viterbi_decode_batch`` with hard BIO constraints, all frames at once as the
+  ``viterbi_paths`` with hard BIO constraints, all frames at once as the
   component runs it (O(|L|²·n) per frame).
 
 Scoring and decoding are timed separately and together: median of ``--repeats`` runs
@@ -29,9 +29,9 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import numpy as np
 import torch
 
-from spacy_lisa.models.lan import LabelAttentionRoleDecoder
+from spacy_lisa.models.lan_torch import LabelAttentionRoleDecoder
 from spacy_lisa.models.role_scorer import BilinearRoleScorer
-from spacy_lisa.pipeline.decoding import viterbi_decode_batch
+from spacy_lisa.pipeline.viterbi import viterbi_paths
 
 # CoNLL-2005 argument labels (core, adjunct, continuation, reference) plus the verb
 CONLL05_ROLES = (
@@ -127,7 +127,7 @@ def main() -> None:
 
     def viterbi(log_probs: torch.Tensor) -> List[List[int]]:
         array = log_probs.numpy()
-        return viterbi_decode_batch(array, lengths, labels)  # as the component decodes
+        return viterbi_paths(array, lengths, labels)  # as the component decodes
 
     lan_logits, bilinear_logp = lan_scores(), bilinear_scores()
     timings = interleaved_medians(

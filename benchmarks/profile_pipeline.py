@@ -7,9 +7,9 @@ a stage's time excludes the stages it calls), so the figures carry little overhe
 - ``tok2vec``: LISA's tok2vec sublayer (``model.layers[0]``);
 - ``LISA torch forward``: the PyTorchWrapper (``model.layers[1]``: converters + torch);
 - ``predict: other``: the rest of ``LisaSRL.predict`` (windows, batch layout, ...);
-- ``log-softmax``, ``Viterbi``, ``BIO->spans``, ``MST``: the decoders, whichever of the
-  old (``viterbi_decode_batch``, ``bio_to_spans``) or new (``decode_frames``:
-  ``viterbi_paths``, ``paths_to_spans``, ``spans_to_frames``) functions are called;
+- ``log-softmax``, ``Viterbi``, ``BIO->spans``, ``MST``: the decoders that
+  ``decode_frames`` calls (``viterbi_paths`` or ``greedy_paths``, ``paths_to_spans``,
+  ``spans_to_frames``) and ``mst_decode``;
 - ``set_srl_frames``: writing frames and the ``doc.spans`` mirror;
 - ``annotate: per-frame/token Python``: the rest of ``set_annotations`` (frame dicts,
   POS, parse and attention lists, token attributes);
@@ -99,9 +99,7 @@ def instrument(nlp: Any, timer: StageTimer) -> None:
         annotate: {"set_srl_frames": "set_srl_frames"},
         decoding: {
             "_log_softmax": "log-softmax",
-            "viterbi_decode_batch": "Viterbi",
             "viterbi_paths": "Viterbi",
-            "greedy_decode": "Viterbi",
             "greedy_paths": "Viterbi",
             "paths_to_spans": "BIO->spans",
             "spans_to_frames": "BIO->spans",

@@ -1,4 +1,5 @@
-"""Tests for the BIO and tree decoders in ``spacy_lisa.pipeline.decoding``."""
+"""Tests for the BIO and tree decoders in ``spacy_lisa.pipeline.viterbi`` and
+``spacy_lisa.pipeline.decoding``."""
 
 from __future__ import annotations
 
@@ -11,20 +12,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_lisa.bio import bio_to_spans, is_valid_start, is_valid_transition
-from spacy_lisa.pipeline.decoding import (
+from spacy_lisa.pipeline.decoding import decode_frames, mst_decode, paths_to_spans
+from spacy_lisa.pipeline.viterbi import (
     _bio_masks,
     bio_labels,
-    decode_frames,
     estimate_transitions,
     greedy_decode,
-    mst_decode,
-    paths_to_spans,
     viterbi_decode,
-    viterbi_decode_batch,
     viterbi_paths,
 )
 
 LABELS = ("O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-V", "I-V")
+
+
+def viterbi_decode_batch(scores, lengths, labels, trans=None, start=None, **options):
+    """:func:`viterbi_paths`' rows as lists cut to each frame's length."""
+    paths = viterbi_paths(scores, lengths, labels, trans, start, **options)
+    return [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)]
 
 
 def is_valid_bio(tags: Sequence[str]) -> bool:

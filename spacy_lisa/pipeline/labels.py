@@ -35,8 +35,8 @@ def collect_label_data(
     """Labels (BIO roles, joint POS/predicate tags, dependency labels), transition
     statistics, rolesets, lemma edit trees and predicate UPOS of the examples' gold
     frames; None when no example has SRL annotation."""
-    from .decoding import estimate_transitions
     from .senses import FrameLabelCollector
+    from .viterbi import estimate_transitions
 
     frame_labels = FrameLabelCollector(strings)
     tags: set = set()
