@@ -29,6 +29,7 @@ from torch import Tensor, nn
 
 from spacy_lisa.models.attention import EncoderLayer, MultiHeadSelfAttention, sinusoidal_positions
 from spacy_lisa.models.lisa_torch import LisaTorchModel
+from spacy_lisa.models.types import LisaSizes
 
 N_IN, N_TAGS, N_DEPS, N_ROLES = 96, 60, 50, 101
 
@@ -115,11 +116,9 @@ def main() -> None:
         N_TAGS,
         N_DEPS,
         N_ROLES,
-        width=256,
-        ffn_width=512,
-        parse_dep_width=256,
-        parse_head_width=128,
-        role_width=200,
+        LisaSizes(
+            width=256, ffn_width=512, parse_dep_width=256, parse_head_width=128, role_width=200
+        ),
     ).train(args.train)
     baseline = ReencodeBaseline().train(args.train)
     B, T = args.sentences, args.length

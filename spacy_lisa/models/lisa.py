@@ -21,7 +21,7 @@ imported inside functions only.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
 
@@ -32,9 +32,10 @@ from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, torch2x
 from thinc.types import Floats2d, Floats3d, Ints2d
 
 from ..errors import Errors
-from . import label_attention as _label_attention  # noqa: F401  (registers LAL/LAN builders)
+from . import lal as _lal  # noqa: F401  (registers the LabelAttentionLayer builder)
+from . import lan as _lan  # noqa: F401  (registers the LANRoleScorer builder)
 from .averaged_shim import use_averaged_shim
-from .types import LISA_DEFAULTS, PARSE_MODES, LisaBatch, LisaOutput
+from .types import LISA_DEFAULTS, PARSE_MODES, LisaBatch, LisaOutput, LisaSizes
 
 if TYPE_CHECKING:
     import torch
@@ -110,20 +111,20 @@ def build_lisa_model(
         raise ValueError(
             Errors.E024.format(value=positions, option="positions", choices=", ".join(POSITIONS))
         )
-    config: Dict[str, Any] = {
-        "width": width,
-        "depth": depth,
-        "n_heads": n_heads,
-        "ffn_width": ffn_width,
-        "dropout": dropout,
-        "attention_dropout": attention_dropout,
-        "tag_layer": tag_layer,
-        "parse_layer": parse_layer,
-        "parse_dep_width": parse_dep_width,
-        "parse_head_width": parse_head_width,
-        "role_width": role_width,
-        "positions": positions,
-    }
+    sizes = LisaSizes(
+        width=width,
+        depth=depth,
+        n_heads=n_heads,
+        ffn_width=ffn_width,
+        dropout=dropout,
+        attention_dropout=attention_dropout,
+        tag_layer=tag_layer,
+        parse_layer=parse_layer,
+        parse_dep_width=parse_dep_width,
+        parse_head_width=parse_head_width,
+        role_width=role_width,
+        positions=positions,
+    )
 
     return Model(
         "lisa",
@@ -134,7 +135,7 @@ def build_lisa_model(
         dims={name: None for name in DIMS + FRAME_DIMS},
         attrs={
             "predicate_tags": [],
-            "lisa_config": dict(config, mixed_precision=mixed_precision),
+            "lisa_config": dict(asdict(sizes), mixed_precision=mixed_precision),
             # builders of the optional parts: thinc skips them in to_bytes (the config
             # rebuilds them); keep them picklable (module-level functions or partials)
             "role_scorer": role_scorer,
@@ -201,15 +202,18 @@ def _build_torch(model: Model) -> nn.Module:
 
     config = dict(model.attrs["lisa_config"])
     config.pop("mixed_precision")
-    dims = [model.get_dim(name) for name in DIMS]
+    n_in, n_tags, n_deps, n_roles = (model.get_dim(name) for name in DIMS)
     return LisaTorchModel(
-        *dims,
+        n_in,
+        n_tags,
+        n_deps,
+        n_roles,
+        LisaSizes(**config),
         role_scorer=model.attrs["role_scorer"],
         top_layer=model.attrs["top_layer"],
         n_senses=model.maybe_get_dim("n_senses") or 0,
         n_lemmas=model.maybe_get_dim("n_lemmas") or 0,
         n_pred_pos=model.maybe_get_dim("n_pred_pos") or 0,
-        **config,
     )
 
 

@@ -37,10 +37,9 @@ from .attention import (
 )
 from .biaffine import SyntacticHead
 from .role_scorer import BilinearRoleScorer
-from .types import LISA_DEFAULTS
+from .types import OWN_PARSE_MODES, LisaSizes
 
 POSITIONS = ("absolute", "relative")
-OWN_PARSE_MODES = ("soft", "argmax")
 
 
 class LisaTorchOutput(NamedTuple):
@@ -122,19 +121,8 @@ class LisaTorchModel(nn.Module):
         n_tags: int,
         n_deps: int,
         n_roles: int,
+        sizes: Optional[LisaSizes] = None,
         *,
-        width: int = LISA_DEFAULTS["width"],
-        depth: int = LISA_DEFAULTS["depth"],
-        n_heads: int = LISA_DEFAULTS["n_heads"],
-        ffn_width: int = LISA_DEFAULTS["ffn_width"],
-        dropout: float = LISA_DEFAULTS["dropout"],
-        attention_dropout: float = LISA_DEFAULTS["attention_dropout"],
-        tag_layer: int = LISA_DEFAULTS["tag_layer"],
-        parse_layer: int = LISA_DEFAULTS["parse_layer"],
-        parse_dep_width: int = LISA_DEFAULTS["parse_dep_width"],
-        parse_head_width: int = LISA_DEFAULTS["parse_head_width"],
-        role_width: int = LISA_DEFAULTS["role_width"],
-        positions: str = LISA_DEFAULTS["positions"],
         role_scorer: Optional[Callable[[int, int], nn.Module]] = None,
         top_layer: Optional[Callable[[int], nn.Module]] = None,
         n_senses: int = 0,
@@ -142,7 +130,10 @@ class LisaTorchModel(nn.Module):
         n_pred_pos: int = 0,
     ) -> None:
         super().__init__()
-        check_layers(depth, tag_layer, parse_layer)
+        sizes = sizes if sizes is not None else LisaSizes()
+        width, dropout, role_width = sizes.width, sizes.dropout, sizes.role_width
+        tag_layer, parse_layer, positions = sizes.tag_layer, sizes.parse_layer, sizes.positions
+        check_layers(sizes.depth, tag_layer, parse_layer)
         if positions not in POSITIONS:
             raise ValueError(
                 Errors.E024.format(
@@ -157,7 +148,8 @@ class LisaTorchModel(nn.Module):
         self.input_proj = nn.Linear(n_in, width)
         self.input_dropout = nn.Dropout(dropout)
         layers = []
-        for _ in range(depth):
+        n_heads, attention_dropout = sizes.n_heads, sizes.attention_dropout
+        for _ in range(sizes.depth):
             attention: nn.Module
             if positions == "relative":
                 # imported here: only this option needs the FLAT module
@@ -166,7 +158,7 @@ class LisaTorchModel(nn.Module):
                 attention = RelativeMultiHeadSelfAttention(width, n_heads, attention_dropout)
             else:
                 attention = MultiHeadSelfAttention(width, n_heads, attention_dropout)
-            layers.append(EncoderLayer(attention, width, ffn_width, dropout))
+            layers.append(EncoderLayer(attention, width, sizes.ffn_width, dropout))
         self.layers = nn.ModuleList(layers)
         # joint POS/predicate classifier: an MLP to a 200d representation (App. A.4 of
         # the paper sizes it like the predicate/role representations), then linear
@@ -175,7 +167,9 @@ class LisaTorchModel(nn.Module):
         self.tag_dropout = nn.Dropout(dropout)
         self.parser: Optional[SyntacticHead] = None
         if parse_layer > 0:
-            self.parser = SyntacticHead(width, parse_dep_width, parse_head_width, n_deps, dropout)
+            self.parser = SyntacticHead(
+                width, sizes.parse_dep_width, sizes.parse_head_width, n_deps, dropout
+            )
         self.top: Optional[nn.Module] = top_layer(width) if top_layer is not None else None
         self.role_scorer: nn.Module = (
             role_scorer(width, n_roles)

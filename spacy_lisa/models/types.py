@@ -22,7 +22,7 @@ Index conventions
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Literal, Optional, Tuple
 
 from spacy.tokens import Doc
@@ -30,22 +30,48 @@ from thinc.types import Floats2d, Floats3d, Ints1d, Ints2d
 
 MASK_VALUE = -1e4
 
-# The LISA encoder's default sizes, declared once: the torch module, the Thinc builder
-# (``spacy-lisa.LISA.v1``) and the component's default model config all read them, so
-# ``nlp.add_pipe("lisa_srl")`` and a config that leaves a key out build the same model.
-LISA_DEFAULTS: Dict[str, Any] = {
-    "width": 128,
-    "depth": 4,
-    "n_heads": 8,
-    "ffn_width": 256,
-    "dropout": 0.1,
-    "attention_dropout": 0.1,
-    "tag_layer": 1,
-    "parse_layer": 2,
-    "parse_dep_width": 128,
-    "parse_head_width": 64,
-    "role_width": 128,
-    "positions": "absolute",
+
+@dataclass(frozen=True)
+class LisaSizes:
+    """The LISA encoder's sizes and position scheme, with their defaults declared once:
+    the ``spacy-lisa.LISA.v1`` builder makes one from its arguments and the torch module
+    takes it, and the component's default model config is written from
+    :data:`LISA_DEFAULTS`, so ``nlp.add_pipe("lisa_srl")`` and a config that leaves a key
+    out build the same model. See ``build_lisa_model`` for what each one means."""
+
+    width: int = 128
+    depth: int = 4
+    n_heads: int = 8
+    ffn_width: int = 256
+    dropout: float = 0.1
+    attention_dropout: float = 0.1
+    tag_layer: int = 1
+    parse_layer: int = 2
+    parse_dep_width: int = 128
+    parse_head_width: int = 64
+    role_width: int = 128
+    positions: str = "absolute"
+
+
+LISA_DEFAULTS: Dict[str, Any] = asdict(LisaSizes())
+
+# "Which parse", in the words of each layer, kept in one place so that they stay in step:
+# - PARSE_SOURCES, the component's ``parse_source`` option: where the parse its syntactic
+#   head follows comes from at prediction time ("auto": the doc's own when it has one,
+#   else the model's);
+# - PARSE_USED: the parse that was used, as ``doc._.srl_parse_source`` and
+#   ``spacy-lisa evaluate --parse`` name it ("gold": a gold parse set as the doc's own);
+# - OWN_PARSE_MODES, the ``model_parse`` option: how the model's *own* parse feeds the
+#   later layers (one-hot on its argmax heads, or its soft attention);
+# - TEACHER_FORCING_MODES, the ``teacher_forcing`` option: the parse later layers see in
+#   training, mapped to the model's ParseMode below.
+PARSE_SOURCES: Tuple[str, ...] = ("auto", "model", "doc")
+PARSE_USED: Tuple[str, ...] = ("model", "doc", "gold")
+OWN_PARSE_MODES: Tuple[str, ...] = ("argmax", "soft")
+TEACHER_FORCING_MODES: Dict[str, str] = {
+    "gold": "given",
+    "predicted": "argmax",
+    "scheduled": "scheduled",
 }
 
 # How the syntactically-informed head builds the values that later layers aggregate:

@@ -6,13 +6,19 @@ import pytest
 import torch
 
 from spacy_lisa.models.attention import MASK_VALUE, MultiHeadSelfAttention
-from spacy_lisa.models.label_attention import label_attention_layer, lan_role_scorer
+from spacy_lisa.models.lal import label_attention_layer
+from spacy_lisa.models.lan import lan_role_scorer
 from spacy_lisa.models.lisa_torch import LisaTorchModel
 from spacy_lisa.models.relative_attention import RelativeMultiHeadSelfAttention
+from spacy_lisa.models.types import LisaSizes
 
 N_IN, N_TAGS, N_DEPS, N_ROLES = 12, 5, 4, 6
 LENGTHS = [5, 7, 3]
 T = max(LENGTHS)
+
+
+# options that are not sizes: the optional parts and the per-predicate classifiers
+FRAME_OPTIONS = ("role_scorer", "top_layer", "n_senses", "n_lemmas", "n_pred_pos")
 
 
 def make_model(**options) -> LisaTorchModel:
@@ -29,7 +35,8 @@ def make_model(**options) -> LisaTorchModel:
         role_width=10,
     )
     settings.update(options)
-    return LisaTorchModel(N_IN, N_TAGS, N_DEPS, N_ROLES, **settings)
+    frame_options = {k: settings.pop(k) for k in FRAME_OPTIONS if k in settings}
+    return LisaTorchModel(N_IN, N_TAGS, N_DEPS, N_ROLES, LisaSizes(**settings), **frame_options)
 
 
 def make_inputs(lengths=LENGTHS, seed=1) -> Dict[str, torch.Tensor]:

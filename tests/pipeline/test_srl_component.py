@@ -365,7 +365,7 @@ def test_degenerate_docs(trained_nlp, text):
     doc = trained_nlp(text)
     n = len(doc)
     frames = doc._.srl_frames
-    assert doc._.srl_frame_data == [f.to_data() for f in frames]  # annotated, never None
+    assert doc._.srl_frame_data == [f.to_frame_data() for f in frames]  # annotated, never None
     assert all(0 <= f.predicate.start < f.predicate.end <= n for f in frames)
     assert all(0 <= r.start < r.end <= n for f in frames for r in f.roles)
     assert list(doc.spans["srl"]) == [r for f in frames for r in f.roles]
@@ -447,7 +447,7 @@ def test_misaligned_gold_tokenisation_is_masked(trained_nlp):
     assert srl.masked_gold["role_not_aligned"] == 1
     # two gold frames on one token: the second is counted, not silently merged
     twice = make_reference(nlp, SENTENCES[0])
-    frames = [f.to_data() for f in twice._.srl_frames]
+    frames = [f.to_frame_data() for f in twice._.srl_frames]
     set_srl_frames(twice, frames + [dict(frames[0], roleset="sell.02")])
     same_doc = Example(nlp.make_doc("John sold the car to Mary ."), twice)
     srl._targets([same_doc], srl.model.predict(srl._train_batch([same_doc])))
@@ -548,18 +548,22 @@ def test_sa_baseline_without_syntactic_head_reports_no_parse():
 
 def test_default_sizes_are_declared_once():
     """add_pipe's default model, the LISA.v1 builder's keyword defaults and the torch
-    module's agree (one LISA_DEFAULTS), so a config that leaves a size out builds the
-    same model as add_pipe."""
+    module's (LisaSizes, which it takes) agree (one LISA_DEFAULTS), so a config that
+    leaves a size out builds the same model as add_pipe."""
     import inspect
+    from dataclasses import asdict
 
     from spacy_lisa.models.lisa import build_lisa_model
     from spacy_lisa.models.lisa_torch import LisaTorchModel
-    from spacy_lisa.models.types import LISA_DEFAULTS
+    from spacy_lisa.models.types import LISA_DEFAULTS, LisaSizes
     from spacy_lisa.pipeline.srl_component import DEFAULT_LISA_MODEL
 
-    for function in (build_lisa_model, LisaTorchModel):
-        parameters = inspect.signature(function).parameters
-        assert {k: parameters[k].default for k in LISA_DEFAULTS} == LISA_DEFAULTS
+    parameters = inspect.signature(build_lisa_model).parameters
+    assert {k: parameters[k].default for k in LISA_DEFAULTS} == LISA_DEFAULTS
+    torch_model = LisaTorchModel(8, 3, 2, 4)  # no sizes given: LisaSizes' defaults
+    assert torch_model.width == LISA_DEFAULTS["width"] == asdict(LisaSizes())["width"]
+    assert len(torch_model.layers) == LISA_DEFAULTS["depth"]
+    assert torch_model.layers[0].ffn_in.out_features == LISA_DEFAULTS["ffn_width"]
     assert {k: DEFAULT_LISA_MODEL[k] for k in LISA_DEFAULTS} == LISA_DEFAULTS
     nlp = spacy.blank("en")
     srl = nlp.add_pipe("lisa_srl")
