@@ -246,7 +246,7 @@ class _ScoringErrors:
 class _ModelErrors:
     """The LISA model and its layers (E150-E249)."""
 
-    # --- label attention / relative positions (models/lal, lan, relative_attention) ------
+    # --- label attention / relative positions (lal_torch, lan_torch, relative_attention) --
     E200 = (
         "{layer}: width={width} is not divisible by n_heads={n_heads}. Choose a number of "
         "heads that divides the model width (e.g. width 128 with 4 or 8 heads)."

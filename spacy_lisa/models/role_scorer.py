@@ -4,7 +4,7 @@ s_t^pred = MLP(s_t^(J)), s_t^role = MLP(s_t^(J)) and, per role label l,
 s_ftl = [s_f^pred; 1]^T U_l [s_t^role; 1] for predicate f and token t: logits
 [frames, tokens, labels] for every predicate of the batch in one pass.
 
-Role scorers share one interface (the LAN scorer of :mod:`spacy_lisa.models.lan` too):
+Role scorers share one interface (the LAN scorer of :mod:`spacy_lisa.models.lan_torch` too):
 ``forward(states [B, T, d], mask [B, T], frame_window [F], frame_pos [F]) -> [F, T, L]``,
 frame f being token ``frame_pos[f]`` of window ``frame_window[f]``. The registered
 builder ``spacy-lisa.BilinearRoleScorer.v1`` is in :mod:`spacy_lisa.models.lisa`,

@@ -9,12 +9,10 @@ from spacy.util import registry
 from thinc.api import Config
 from torch import Tensor, nn
 
-from spacy_lisa.models.label_attention import (
-    LabelAttentionLayer,
-    LabelAttentionRoleDecoder,
-    label_attention_layer,
-    lan_role_scorer,
-)
+from spacy_lisa.models.lal import label_attention_layer
+from spacy_lisa.models.lal_torch import LabelAttentionLayer
+from spacy_lisa.models.lan import lan_role_scorer
+from spacy_lisa.models.lan_torch import LabelAttentionRoleDecoder
 from spacy_lisa.models.types import MASK_VALUE
 
 WIDTH = 16
