@@ -18,7 +18,7 @@ import sys
 import tempfile
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, NoReturn, Optional, TextIO, Union, cast
 
@@ -33,7 +33,7 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 TEXT_SUFFIXES = (".txt",)
 
 
-class InputFormat(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.10)
+class InputFormat(StrEnum):
     auto = "auto"
     text = "text"
     jsonl = "jsonl"

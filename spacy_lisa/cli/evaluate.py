@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -46,6 +46,7 @@ from wasabi import Printer
 
 from ..errors import Errors
 from ..frames import doc_sentences, has_srl_annotation, set_srl_frames
+from ..models.types import PARSE_USED
 from ..pipeline.scorer import PREDICATE_POS, evaluate_srl, lemma_mfs, props_rows
 from ..raw_evaluation import evaluate_raw
 from ._app import app
@@ -56,13 +57,12 @@ LISA_FACTORY = "lisa_srl"
 _PARSE_ASSIGNS = ("token.dep", "token.head", "token.is_sent_start", "doc.sents")
 
 
-class ParseChoice(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.10)
-    model = "model"
-    doc = "doc"
-    gold = "gold"
+# --parse: the parse the syntactic head follows, named as doc._.srl_parse_source names it
+# (built from the shared names, which mypy cannot enumerate)
+ParseChoice = StrEnum("ParseChoice", {name: name for name in PARSE_USED})  # type: ignore[misc]
 
 
-class ConventionChoice(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.10)
+class ConventionChoice(StrEnum):
     strict = "strict"
     official = "official"
 
@@ -80,7 +80,7 @@ def evaluate_cli(
         ..., help="Gold data in .spacy format (DocBin with user data)", exists=True, dir_okay=False
     ),
     parse: ParseChoice = typer.Option(
-        ParseChoice.model,
+        ParseChoice("model"),
         "--parse",
         "-p",
         help="Parse the syntactic head follows: the model's own, a parser's before it, or gold",
@@ -171,7 +171,7 @@ def evaluate(
         choices = [c.value for c in enum]
         if value not in choices:
             raise EvaluateError(Errors.E024.format(value=value, option=option, choices=choices))
-    if parser is not None and parse != ParseChoice.doc.value:
+    if parser is not None and parse != "doc":
         raise EvaluateError(Errors.E258.format(parse=parse))
     try:
         nlp = load_model(model, gpu_id)
@@ -186,10 +186,10 @@ def evaluate(
         )  # fmt: skip
     mfs = _sense_table(nlp, sense_baseline) if sense_baseline is not None else None
     disable: List[str] = []
-    if parse == ParseChoice.model.value:
+    if parse == "model":
         pred_docs = [_gold_preproc_doc(nlp, gold) for gold in gold_docs]
         parse_source = "model"
-    elif parse == ParseChoice.gold.value:
+    elif parse == "gold":
         missing = [g for g in gold_docs if len(g) and not g.has_annotation("DEP")]
         if missing:
             raise EvaluateError(
@@ -266,7 +266,7 @@ def _evaluate_raw(
 ) -> Dict[str, Any]:
     """``--raw``: the pipeline reads each gold document's text (see raw_evaluation)."""
     for given, option in (
-        (parse == ParseChoice.gold.value, "--parse gold"),
+        (parse == "gold", "--parse gold"),
         (parser is not None, "--parser"),
         (conll_dir is not None, "--conll-dir"),
         (sense_baseline is not None, "--sense-baseline"),
@@ -276,7 +276,7 @@ def _evaluate_raw(
                 f"{option} needs gold tokens and cannot be combined with --raw. Leave it "
                 "out, or evaluate on gold tokens (without --raw)."
             )
-    if parse == ParseChoice.doc.value and not _parse_writers(nlp, srl_name, before_only=True):
+    if parse == "doc" and not _parse_writers(nlp, srl_name, before_only=True):
         raise EvaluateError(Errors.E254.format(model=model, pipes=nlp.pipe_names))
     _read_gold(nlp, Path(data_path))  # an error when nothing carries SRL annotation
     docs = list(DocBin().from_disk(data_path).get_docs(nlp.vocab))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
@@ -37,13 +37,13 @@ from ._io import (
 )
 
 
-class OutputFormat(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.10)
+class OutputFormat(StrEnum):
     jsonl = "jsonl"
     conll2005 = "conll2005"
     allennlp = "allennlp"
 
 
-class Engine(str, Enum):  # noqa: UP042 (StrEnum needs 3.11; we support 3.10)
+class Engine(StrEnum):
     local = "local"
     ray = "ray"
 

@@ -16,7 +16,7 @@ from thinc.types import Ints1d
 
 from ..alignment import one_to_one
 from ..errors import Errors, Warnings
-from ..models.types import LisaBatch, LisaOutput
+from ..models.types import TEACHER_FORCING_MODES, LisaBatch, LisaOutput
 
 
 def ints1d(values: Sequence[int]) -> Ints1d:
@@ -110,9 +110,7 @@ def train_batch(examples: Sequence[Example], cfg: Dict[str, Any], windower: Wind
             {int(r2p[f.predicate.start]) for f in ref._.srl_frames if r2p[f.predicate.start] >= 0}
         )
         predicates.append(ints1d(preds))
-    mode = {"gold": "given", "predicted": "argmax", "scheduled": "scheduled"}[
-        cfg["teacher_forcing"]
-    ]
+    mode = TEACHER_FORCING_MODES[cfg["teacher_forcing"]]
     if not any_gold_parse:
         mode = "argmax"
     return LisaBatch(

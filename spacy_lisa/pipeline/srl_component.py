@@ -33,7 +33,16 @@ from thinc.api import Config, Model, set_dropout_rate
 from ..errors import Errors
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
 from ..models.lisa import FRAME_DIMS
-from ..models.types import LISA_DEFAULTS, LisaBatch, LisaOutput, LisaTargets, LossWeights
+from ..models.types import (
+    LISA_DEFAULTS,
+    OWN_PARSE_MODES,
+    PARSE_SOURCES,
+    TEACHER_FORCING_MODES,
+    LisaBatch,
+    LisaOutput,
+    LisaTargets,
+    LossWeights,
+)
 from .annotate import annotate_group
 from .batching import PredictGroup, Windower, predict_groups, train_batch
 from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
@@ -52,11 +61,9 @@ from .targets import gold_targets
 if TYPE_CHECKING:
     from .senses import LemmaTrees
 
-PARSE_SOURCES = ("auto", "model", "doc")
 PREDICATE_SOURCES = ("model", "doc")
 DECODINGS = ("viterbi", "greedy")
-TEACHER_FORCING = ("gold", "predicted", "scheduled")
-MODEL_PARSE_MODES = ("argmax", "soft")
+TEACHER_FORCING = tuple(TEACHER_FORCING_MODES)
 DEFAULT_LOSS_WEIGHTS = {
     "role": 1.0,
     "tag": 1.0,
@@ -297,7 +304,7 @@ class LisaSRL(TrainablePipe):
             "rolesets": {},
             "model_dims": None,
             "parse_source": _check_choice("parse_source", parse_source, PARSE_SOURCES),
-            "model_parse": _check_choice("model_parse", model_parse, MODEL_PARSE_MODES),
+            "model_parse": _check_choice("model_parse", model_parse, OWN_PARSE_MODES),
             "overwrite_parse": bool(overwrite_parse),
             "predicate_source": _check_choice(
                 "predicate_source", predicate_source, PREDICATE_SOURCES
