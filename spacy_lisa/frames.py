@@ -69,8 +69,9 @@ class SRLFrame:
             "roles": [dict(label=r.label_, **_span_dict(r)) for r in self.roles],
         }
 
-    def to_data(self) -> FrameDict:
-        """The stored (msgpack-serialisable) form of this frame."""
+    def to_frame_data(self) -> FrameDict:
+        """The form ``doc._.srl_frame_data`` stores (token offsets, msgpack-serialisable);
+        :meth:`to_dict` is the JSON view for users (texts and character offsets too)."""
         return {
             "predicate": [self.predicate.start, self.predicate.end],
             "roleset": self.roleset,
@@ -103,7 +104,7 @@ def normalize_frame_data(doc: Doc, frame: Union[SRLFrame, FrameDict]) -> FrameDi
     """Validate one frame (an :class:`SRLFrame`, a stored dict or a ``to_dict()`` dict)
     against ``doc`` and return its stored form. Raises ``ValueError`` (E010)."""
     if isinstance(frame, SRLFrame):
-        return frame.to_data()
+        return frame.to_frame_data()
     if not isinstance(frame, dict) or "predicate" not in frame:
         raise ValueError(Errors.E010.format(doc=_doc_name(doc), message=f"not a frame: {frame!r}"))
     n = len(doc)

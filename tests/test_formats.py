@@ -247,8 +247,8 @@ def test_conll2005_text_reads_back(two_sentences: Doc, tmp_path: Path) -> None:
     ]
     frames = [[p.to_frame() for p in r.predicates or []] for r in records]
     expected = [
-        [f.to_data() for f in two_sentences._.srl_frames if f.predicate.start < 5],
-        [f.to_data() for f in two_sentences._.srl_frames if f.predicate.start >= 5],
+        [f.to_frame_data() for f in two_sentences._.srl_frames if f.predicate.start < 5],
+        [f.to_frame_data() for f in two_sentences._.srl_frames if f.predicate.start >= 5],
     ]
     for got, want, offset in zip(frames, expected, (0, 5), strict=True):
         assert [g["predicate"] for g in got] == [

@@ -79,7 +79,7 @@ def test_unannotated_and_annotated_without_predicates_survive_docbin(tmp_path):
 def test_frames_survive_docbin(tmp_path):
     convert_to_docbin([_record(predicates=[LIKE])], tmp_path / "x.spacy", stats=CorpusStats())
     (doc,) = read_docbin(tmp_path / "x.spacy")
-    assert [f.to_data() for f in doc._.srl_frames] == [
+    assert [f.to_frame_data() for f in doc._.srl_frames] == [
         {
             "predicate": [1, 2],
             "roleset": "like.01",
