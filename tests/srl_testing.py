@@ -67,6 +67,12 @@ def train_tiny_pipeline(
             ],
         )
         examples.append(Example(nlp.make_doc(text), reference))
+    return overfit(nlp, examples, steps=steps)
+
+
+def overfit(nlp: Any, examples: List[Any], *, steps: int) -> Any:
+    """``nlp`` initialised on ``examples`` and updated ``steps`` times on all of them,
+    without dropout (a tiny model learns them by heart)."""
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(steps):
         nlp.update(examples, sgd=optimizer, drop=0.0)

@@ -14,7 +14,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
-from srl_testing import TINY_MODEL
+from srl_testing import TINY_MODEL, overfit
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
@@ -107,11 +107,7 @@ def paths(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Path]:
     # the lisa_srl pipeline
     nlp = spacy.blank("en")
     nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL})
-    train = examples(nlp)
-    optimizer = nlp.initialize(lambda: train)
-    for _ in range(40):
-        nlp.update(train, sgd=optimizer, drop=0.0)
-    nlp.to_disk(root / "lisa")
+    overfit(nlp, examples(nlp), steps=40).to_disk(root / "lisa")
     # a plain spaCy tagger + parser pipeline, for --parser
     parser_nlp = spacy.blank("en")
     parser_nlp.add_pipe("tagger")

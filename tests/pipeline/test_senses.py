@@ -7,7 +7,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
-from srl_testing import TINY_MODEL
+from srl_testing import TINY_MODEL, overfit
 
 from spacy_lisa.formats import doc_to_jsonl_records
 from spacy_lisa.frames import set_srl_frames
@@ -88,11 +88,7 @@ def make_examples(nlp):
 def trained():
     nlp = spacy.blank("en")
     nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL})
-    examples = make_examples(nlp)
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(150):
-        nlp.update(examples, sgd=optimizer, drop=0.0)
-    return nlp
+    return overfit(nlp, make_examples(nlp), steps=150)
 
 
 def test_label_data_has_senses_candidates_lemma_trees_and_pos(trained):
