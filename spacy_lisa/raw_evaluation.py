@@ -63,6 +63,7 @@ class GoldDocument:
     frames: List[CharFrame] = field(default_factory=list)
     scored: List[CharSpan] = field(default_factory=list)
     n_sentences: int = 0
+    sentences: List[CharSpan] = field(default_factory=list)  # every sentence's characters
 
 
 def _char_frame(frame: SRLFrame, offset: int) -> CharFrame:
@@ -102,14 +103,46 @@ def _append(document: GoldDocument, doc: Doc) -> None:
         document.text += " "
     offset = len(document.text)
     document.text += doc.text
-    document.n_sentences += len(doc_sentences(doc))
+    sentences = doc_sentences(doc)
+    document.n_sentences += len(sentences)
+    document.sentences.extend((offset + s.start_char, offset + s.end_char) for s in sentences)
     if has_srl_annotation(doc):
         document.scored.append((offset, offset + len(doc.text)))
         document.frames.extend(_char_frame(f, offset) for f in doc._.srl_frames)
 
 
-def _pred_frames(doc: Doc) -> List[CharFrame]:
-    return [_char_frame(f, 0) for f in doc._.srl_frames]
+@dataclass
+class Prediction:
+    """What the pipeline made of one document's text: its frames in characters of that
+    text, its token boundaries (start and end characters) and its sentence count."""
+
+    text: str
+    frames: List[CharFrame]
+    starts: Set[int]
+    ends: Set[int]
+    n_sentences: int
+    n_words: int
+
+    @classmethod
+    def from_docs(
+        cls, docs: Sequence[Doc], text: str, pieces: Optional[Sequence[CharSpan]] = None
+    ) -> Prediction:
+        """The prediction of ``docs``, the ``pieces`` of ``text`` (character spans; by
+        default one doc for the whole text), e.g. one per sentence."""
+        prediction = cls(text=text, frames=[], starts=set(), ends=set(), n_sentences=0, n_words=0)
+        for doc, (offset, end) in zip(docs, pieces or [(0, len(text))], strict=True):
+            if text[offset:end] != doc.text:
+                raise ValueError(
+                    "The pipeline changed the text of a document (its tokenizer must keep "
+                    f"the characters): {text[:40]!r}. Use a spaCy tokenizer, or evaluate on "
+                    "gold tokens (without --raw)."
+                )
+            prediction.frames.extend(_char_frame(f, offset) for f in doc._.srl_frames)
+            prediction.starts.update(offset + t.idx for t in doc)
+            prediction.ends.update(offset + t.idx + len(t) for t in doc)
+            prediction.n_sentences += len(doc_sentences(doc))
+            prediction.n_words += len(doc)
+        return prediction
 
 
 def _in_scored(document: GoldDocument, char: int) -> bool:
@@ -149,10 +182,6 @@ class RawEvaluation:
         return scores
 
 
-def _arguments(frames: List[CharFrame], i: int) -> Set[Argument]:
-    return set(join_continuations(frames[i].roles)) if i < len(frames) else set()
-
-
 def _count(srl: SRLEvaluation, pred: Set[Argument], gold: Set[Argument]) -> None:
     srl.args.score_set(pred, gold)
     for label in {a[0] for a in gold} | {a[0] for a in pred}:
@@ -162,25 +191,22 @@ def _count(srl: SRLEvaluation, pred: Set[Argument], gold: Set[Argument]) -> None
 
 
 def score_document(
-    document: GoldDocument, doc: Doc, result: RawEvaluation, convention: str = "strict"
+    document: GoldDocument,
+    doc: Doc | Prediction,
+    result: RawEvaluation,
+    convention: str = "strict",
 ) -> None:
-    """Add one predicted doc's agreement with its gold document to ``result``."""
-    if doc.text != document.text:
-        raise ValueError(
-            "The pipeline changed the text of a document (its tokenizer must keep the "
-            f"characters): {document.text[:40]!r}. Use a spaCy tokenizer, or evaluate "
-            "on gold tokens (without --raw)."
-        )
+    """Add one predicted doc's (or :class:`Prediction`'s) agreement with its gold
+    document to ``result``."""
+    predicted = doc if isinstance(doc, Prediction) else Prediction.from_docs([doc], document.text)
     srl = result.srl
     result.n_documents += 1
     result.n_sentences += document.n_sentences
-    result.n_pred_sentences += len(doc_sentences(doc))
-    result.n_words += len(doc)
-    starts = {t.idx for t in doc}
-    ends = {t.idx + len(t) for t in doc}
+    result.n_pred_sentences += predicted.n_sentences
+    result.n_words += predicted.n_words
 
     def reachable(start: int, end: int) -> bool:
-        return start in starts and end in ends
+        return start in predicted.starts and end in predicted.ends
 
     official = convention == OFFICIAL
     gold: Dict[CharSpan, List[CharFrame]] = {}
@@ -192,7 +218,7 @@ def score_document(
             result.n_gold_args += 1
             result.n_gold_args_unreachable += int(not all(reachable(*p) for p in pieces))
     pred: Dict[CharSpan, List[CharFrame]] = {}
-    for frame in _pred_frames(doc):
+    for frame in predicted.frames:
         if _in_scored(document, frame.predicate[0]):
             pred.setdefault(frame.predicate, []).append(frame)
             srl.n_pred_frames += 1
@@ -237,17 +263,30 @@ def evaluate_raw(
     convention: str = "strict",
     batch_size: int = 64,
     disable: Sequence[str] = (),
+    gold_sentences: bool = False,
 ) -> RawEvaluation:
     """Run ``nlp`` on the text of each gold document of ``docs`` and score its frames
-    by character offsets (see the module doc)."""
+    by character offsets (see the module doc).
+
+    ``gold_sentences``: a diagnostic, the segmentation oracle: ``nlp`` runs on each gold
+    sentence's text separately (it still tokenises, tags and parses), so the difference
+    from the default is what the pipeline's sentence segmentation costs."""
     _check_convention(convention)
     documents = [d for d in group_documents(docs) if d.scored]
     result = RawEvaluation()
+    spans = [d.sentences if gold_sentences else [(0, len(d.text))] for d in documents]
+    texts = [[d.text[b:e] for b, e in group] for d, group in zip(documents, spans, strict=True)]
     start = time.perf_counter()
-    predicted = list(
-        nlp.pipe((d.text for d in documents), batch_size=batch_size, disable=list(disable))
+    pieces = iter(
+        nlp.pipe(
+            (text for group in texts for text in group),
+            batch_size=batch_size,
+            disable=list(disable),
+        )
     )
+    predicted = [[next(pieces) for _ in group] for group in texts]
     result.seconds = time.perf_counter() - start
-    for document, doc in zip(documents, predicted, strict=True):
-        score_document(document, doc, result, convention)
+    for document, group, group_docs in zip(documents, spans, predicted, strict=True):
+        prediction = Prediction.from_docs(group_docs, document.text, group)
+        score_document(document, prediction, result, convention)
     return result

@@ -139,6 +139,43 @@ def test_text_changed_by_the_pipeline_is_an_error() -> None:
         score_document(document, NLP.make_doc("something else"), RawEvaluation())
 
 
+def test_gold_sentences_run_each_sentence_alone_and_score_in_document_characters() -> None:
+    """The segmentation oracle: the pipeline sees each gold sentence's text alone, and
+    its frames are shifted into the document's characters. An annotator that knows the
+    gold frames of each sentence text scores every reachable argument right with it;
+    without it, it only recognises the one-sentence documents (not "a": two sentences)."""
+    gold_by_text = {doc.text: doc for doc in gold_sentences()}
+    nlp = spacy.blank("en")
+
+    @spacy.Language.component("oracle_frames_by_sentence_text")
+    def oracle(doc: Doc) -> Doc:
+        gold = gold_by_text.get(doc.text)
+        frames = []
+        for frame in gold._.srl_frames if gold is not None else []:
+            pred = doc.char_span(frame.predicate.start_char, frame.predicate.end_char)
+            roles = [(doc.char_span(r.start_char, r.end_char), r.label_) for r in frame.roles]
+            if pred is not None:
+                frames.append(
+                    fr((pred.start, pred.end), frame.roleset,
+                       *[(span.start, span.end, label) for span, label in roles if span])
+                )  # fmt: skip
+        set_srl_frames(doc, frames)
+        return doc
+
+    nlp.add_pipe("oracle_frames_by_sentence_text")
+    whole = evaluate_raw(nlp, gold_sentences()).to_scores()
+    by_sentence = evaluate_raw(nlp, gold_sentences(), gold_sentences=True).to_scores()
+    # b: "came" ("led" is unreachable), c: "barked", "ran"; a's "sold", "bought" added
+    assert (whole["n_pred_frames"], by_sentence["n_pred_frames"]) == (3, 5)
+    assert whole["n_pred_sentences"] == 3  # a blank pipeline: one sentence per document
+    assert by_sentence["n_pred_sentences"] == by_sentence["n_sentences"] == len(SENTENCES)
+    # 13 gold arguments: "U.S." is unreachable, and so is "led", so its ARG1 "force" too
+    assert by_sentence["n_gold_args"] - by_sentence["n_gold_args_unreachable"] == 12
+    counts = by_sentence["srl_per_type_counts"].values()
+    assert sum(c["correct"] for c in counts) == 11
+    assert sum(c["excess"] for c in counts) == 0
+
+
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Path]:
     root = tmp_path_factory.mktemp("raw")
