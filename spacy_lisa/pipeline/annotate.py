@@ -18,7 +18,7 @@ from .labels import PREDICATE_SUFFIX
 from .senses import ptb_upos
 
 if TYPE_CHECKING:
-    from .senses import LemmaTrees
+    from .labels import FrameLabelTables
 
 
 def annotate_group(
@@ -27,7 +27,7 @@ def annotate_group(
     parse_source: str,
     ops: Ops,
     cfg: Dict[str, Any],
-    trees: Optional[LemmaTrees],
+    tables: FrameLabelTables,
 ) -> None:
     """Annotate ``docs`` from ``out``, the model's output on them (one predict group:
     docs that follow one ``parse_source``). Decode every frame of the group at once
@@ -44,7 +44,7 @@ def annotate_group(
     dep_ids = ops.to_numpy(out.dep_scores).argmax(axis=-1) if deps else None
     frames_idx = ops.to_numpy(out.frames).astype(np.int64).reshape(-1, 2)
     attention = ops.to_numpy(out.label_attention) if out.label_attention is not None else None
-    frame_labels = frame_label_decoder(out, ops, cfg, trees)
+    frame_labels = frame_label_decoder(out, ops, cfg, tables)
     # frames: every frame of the group decoded at once
     win_doc = [w[0] for w in out.windows]
     win_bounds = np.asarray([w[1:] for w in out.windows], dtype=np.int64).reshape(-1, 2)
@@ -140,18 +140,17 @@ def annotate_group(
 
 
 def frame_label_decoder(
-    out: LisaOutput, ops: Ops, cfg: Dict[str, Any], trees: Optional[LemmaTrees]
+    out: LisaOutput, ops: Ops, cfg: Dict[str, Any], tables: FrameLabelTables
 ) -> Callable[[Doc, int, Tuple[int, int]], Tuple[Optional[str], Optional[str], str]]:
     """A function (doc, frame index, predicate span) -> (lemma, roleset, UPOS or "")
     for the frames of one model output."""
-    from .senses import SenseDecoder, frame_lemma
+    from .senses import frame_lemma
 
     sense_scores = None if out.sense_scores is None else ops.to_numpy(out.sense_scores)
     lemma_scores = None if out.lemma_scores is None else ops.to_numpy(out.lemma_scores)
     pos_scores = None if out.pred_pos_scores is None else ops.to_numpy(out.pred_pos_scores)
     pos_labels = cfg.get("pred_pos_labels") or []
-    senses = cfg.get("senses") or []
-    decoder = SenseDecoder(senses, cfg.get("sense_candidates") or {}) if senses else None
+    trees, decoder = tables.trees, tables.senses
     old_rolesets = cfg.get("rolesets") or {}
 
     def labels(

@@ -49,9 +49,9 @@ from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
 from .labels import (
     collect_label_data,
     ensure_model_built,
+    frame_label_tables,
     init_role_prior,
     label_data,
-    lemma_trees,
     role_names,
     set_label_dims,
     store_label_data,
@@ -59,7 +59,7 @@ from .labels import (
 from .targets import gold_targets
 
 if TYPE_CHECKING:
-    from .senses import LemmaTrees
+    from .labels import FrameLabelTables
 
 PREDICATE_SOURCES = ("model", "doc")
 DECODINGS = ("viterbi", "greedy")
@@ -326,7 +326,7 @@ class LisaSRL(TrainablePipe):
             "pred_pos_labels": [],
         }
         self._windower = Windower()  # remembers its warnings: W001 and W003 once
-        self._lemma_trees: Optional[LemmaTrees] = None  # built from cfg on first use
+        self._tables: Optional[FrameLabelTables] = None  # built from cfg on first use
 
     # ---------------------------------------------------------------- options ----------
     # Options are plain attributes backed by cfg, so `spacy-lisa evaluate` (or a user) can
@@ -418,7 +418,7 @@ class LisaSRL(TrainablePipe):
             if labels is None:
                 raise ValueError(Errors.E021)
         store_label_data(self.cfg, labels, propbank_frames)
-        self._lemma_trees = None
+        self._tables = None
         sample = [eg for eg in islice(get_examples(), 200) if has_srl_annotation(eg.reference)][:10]
         if not sample:
             raise ValueError(Errors.E021)
@@ -449,10 +449,10 @@ class LisaSRL(TrainablePipe):
             if len(doc) == 0:
                 set_srl_frames(doc, [], spans_key=self.cfg["spans_key"])
                 doc._.srl_parse_source = None
-        ops, trees = self.model.ops, self._get_lemma_trees()
+        ops, tables = self.model.ops, self._frame_label_tables()
         for group in scores.groups:
             group_docs = [docs[i] for i in group.doc_indices]
-            annotate_group(group_docs, group.output, group.parse_source, ops, self.cfg, trees)
+            annotate_group(group_docs, group.output, group.parse_source, ops, self.cfg, tables)
 
     # ---------------------------------------------------------------- training ---------
     def _train_batch(self, examples: Sequence[Example]) -> LisaBatch:
@@ -496,13 +496,13 @@ class LisaSRL(TrainablePipe):
         return lisa_loss(self.model.ops, scores, targets, weights)
 
     def _targets(self, examples: List[Example], output: LisaOutput) -> LisaTargets:
-        trees = self._get_lemma_trees()
+        trees = self._frame_label_tables().trees
         return gold_targets(examples, output, self.model.ops, self.cfg, trees, self.masked_gold)
 
-    def _get_lemma_trees(self) -> Optional[LemmaTrees]:
-        """The lemma classes (edit trees), built from cfg once; None without them."""
-        self._lemma_trees = lemma_trees(self.cfg, self.vocab.strings, self._lemma_trees)
-        return self._lemma_trees
+    def _frame_label_tables(self) -> FrameLabelTables:
+        """Lemma classes and sense decoder, built from cfg once (see FrameLabelTables)."""
+        self._tables = frame_label_tables(self.cfg, self.vocab.strings, self._tables)
+        return self._tables
 
     # ---------------------------------------------------------------- serialisation ----
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> LisaSRL:
