@@ -15,7 +15,7 @@ from ..errors import Warnings
 from ..frames import set_srl_frames
 from ..models.types import LisaOutput
 from .labels import PREDICATE_SUFFIX
-from .senses import ptb_upos
+from .senses import PredicateContext, ptb_upos
 
 if TYPE_CHECKING:
     from .labels import FrameLabelTables
@@ -62,21 +62,6 @@ def annotate_group(
             start=cfg["start"],
             transition_weight=cfg.get("transition_weight", 0.5),
         )
-    frames_by_doc: Dict[int, List[Dict[str, Any]]] = defaultdict(list)
-    for f, (s, (predicate, frame_roles)) in enumerate(
-        zip(frame_win.tolist(), decoded, strict=True)
-    ):
-        doc_i = win_doc[s]
-        lemma, roleset, upos = frame_labels(docs[doc_i], f, predicate)
-        frames_by_doc[doc_i].append(
-            {
-                "predicate": list(predicate),
-                "roleset": roleset,
-                "lemma": lemma,
-                "roles": frame_roles,
-                "_pos": upos,
-            }
-        )
     # per window: array slices
     pos_names = np.array([t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object)
     dep_names = np.array(list(deps) or [""], dtype=object)
@@ -114,6 +99,25 @@ def annotate_group(
             for h, values in enumerate(attention[s, :, :length].astype(np.float64).tolist()):
                 rows[h][w_start:w_end] = values
         token_offset += length
+    # frames after the parse: a roleset's particle ("pick_up.01") is looked for there
+    frames_by_doc: Dict[int, List[Dict[str, Any]]] = defaultdict(list)
+    for f, (s, (predicate, frame_roles)) in enumerate(
+        zip(frame_win.tolist(), decoded, strict=True)
+    ):
+        doc_i = win_doc[s]
+        context = PredicateContext.of(
+            docs[doc_i], predicate, int(win_bounds[s, 1]), parse_by_doc.get(doc_i)
+        )
+        lemma, roleset, upos = frame_labels(docs[doc_i], f, predicate, context)
+        frames_by_doc[doc_i].append(
+            {
+                "predicate": list(predicate),
+                "roleset": roleset,
+                "lemma": lemma,
+                "roles": frame_roles,
+                "_pos": upos,
+            }
+        )
     keep_pos = cfg.get("predicate_pos")
     for doc_i, doc in enumerate(docs):
         pos = pos_by_doc.get(doc_i)
@@ -141,9 +145,12 @@ def annotate_group(
 
 def frame_label_decoder(
     out: LisaOutput, ops: Ops, cfg: Dict[str, Any], tables: FrameLabelTables
-) -> Callable[[Doc, int, Tuple[int, int]], Tuple[Optional[str], Optional[str], str]]:
-    """A function (doc, frame index, predicate span) -> (lemma, roleset, UPOS or "")
-    for the frames of one model output."""
+) -> Callable[
+    [Doc, int, Tuple[int, int], Optional[PredicateContext]],
+    Tuple[Optional[str], Optional[str], str],
+]:
+    """A function (doc, frame index, predicate span, context) -> (lemma, roleset, UPOS
+    or "") for the frames of one model output."""
     from .senses import frame_lemma
 
     sense_scores = None if out.sense_scores is None else ops.to_numpy(out.sense_scores)
@@ -154,7 +161,7 @@ def frame_label_decoder(
     old_rolesets = cfg.get("rolesets") or {}
 
     def labels(
-        doc: Doc, f: int, predicate: Tuple[int, int]
+        doc: Doc, f: int, predicate: Tuple[int, int], context: Optional[PredicateContext] = None
     ) -> Tuple[Optional[str], Optional[str], str]:
         start, end = predicate
         scores_f = None if lemma_scores is None else lemma_scores[f]
@@ -167,7 +174,7 @@ def frame_label_decoder(
             upos = pos_labels[int(pos_scores[f].argmax())]
         if decoder is not None:
             scores = None if sense_scores is None else sense_scores[f]
-            return lemma, decoder.decode(scores, lemma), upos
+            return lemma, decoder.decode(scores, lemma, context), upos
         # pipelines saved before the sense classifier: the most frequent roleset of
         # the predicate's form in training (keyed by the whole predicate's text)
         roleset = old_rolesets.get(doc[start:end].text.lower()) or old_rolesets.get(

@@ -19,8 +19,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 import numpy as np
 
@@ -124,6 +135,45 @@ class LemmaTrees:
         return ranked
 
 
+def roleset_particles(roleset: str) -> Tuple[str, ...]:
+    """The particle words of a phrasal roleset: ``"pick_up.01"`` -> ``("up",)``,
+    ``"look_forward_to.01"`` -> ``("forward", "to")``, ``"pick.01"`` -> ``()``."""
+    return tuple(roleset_lemma(roleset).split("_")[1:])
+
+
+# a phrasal roleset's particles must stand among the predicate's tokens and the next
+# PARTICLE_REACH tokens ("pick [the kids] up"): on EWT train, 3 keeps 97.3% of the gold
+# phrasal rolesets (791 of 813) and rules phrasal candidates out for 97.5% of the frames
+# whose gold roleset is plain
+PARTICLE_REACH = 3
+PARTICLE_DEP = "compound:prt"  # UD's verb particle ("picked up": up <-compound:prt- picked)
+
+
+@dataclass(frozen=True)
+class PredicateContext:
+    """What a predicate's rolesets are checked against: the lower-cased words from the
+    predicate to ``PARTICLE_REACH`` tokens after it (within its window), and the words
+    of its particle dependents (``compound:prt``) in the parse it followed."""
+
+    nearby: FrozenSet[str]
+    particles: FrozenSet[str]
+
+    @classmethod
+    def of(
+        cls, doc: Doc, predicate: Tuple[int, int], window_end: int, parse: Optional[Dict[str, Any]]
+    ) -> PredicateContext:
+        start, end = predicate
+        nearby = frozenset(t.lower_ for t in doc[start : min(window_end, end + PARTICLE_REACH)])
+        particles: FrozenSet[str] = frozenset()
+        if parse is not None:
+            particles = frozenset(
+                doc[i].lower_
+                for i in range(start + 1, window_end)
+                if parse["heads"][i] == start and parse["deps"][i] == PARTICLE_DEP
+            )
+        return cls(nearby, particles)
+
+
 class SenseDecoder:
     """Chooses a roleset among the candidates of a lemma from the sense scores."""
 
@@ -136,19 +186,38 @@ class SenseDecoder:
             lemma: np.asarray([index[r] for r in rolesets if r in index], dtype="int64")
             for lemma, rolesets in candidates.items()
         }
+        self.particles = [frozenset(roleset_particles(s)) for s in self.senses]
 
     def has_candidates(self, lemma: str) -> bool:
         return len(self.scored.get(lemma, ())) > 0
 
-    def decode(self, scores: Optional[np.ndarray], lemma: str) -> str:
-        """The roleset of a predicate with this lemma (scores [n_senses] or None)."""
+    def decode(
+        self, scores: Optional[np.ndarray], lemma: str, context: Optional[PredicateContext] = None
+    ) -> str:
+        """The roleset of a predicate with this lemma (scores [n_senses] or None).
+
+        With a ``context``, a phrasal roleset ("pick_up.01") is a candidate only when its
+        particles stand near the predicate, and when the predicate has particle
+        dependents, the phrasal rolesets with those particles are preferred (the
+        classifier still chooses among them; if the rules leave no candidate, all of
+        the lemma's are kept)."""
         scored = self.scored.get(lemma)
         if scores is not None and scored is not None and len(scored):
+            if context is not None:
+                scored = self._in_context(scored, context)
             return self.senses[int(scored[int(np.argmax(scores[scored]))])]
         listed = self.candidates.get(lemma)
         if listed:  # frame files only, or no sense scores: the first listed roleset
             return listed[0]
         return f"{lemma}.01"
+
+    def _in_context(self, scored: np.ndarray, context: PredicateContext) -> np.ndarray:
+        near = [i for i in scored.tolist() if self.particles[i] <= context.nearby]
+        if context.particles:
+            wanted = context.particles
+            preferred = [i for i in near if self.particles[i] and self.particles[i] <= wanted]
+            near = preferred or near
+        return np.asarray(near, dtype="int64") if near else scored
 
 
 def frame_lemma(

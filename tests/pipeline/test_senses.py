@@ -11,7 +11,13 @@ from srl_testing import TINY_MODEL, overfit
 
 from spacy_lisa.formats import doc_to_jsonl_records
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.pipeline.senses import SenseDecoder, add_frame_file_candidates
+from spacy_lisa.pipeline.senses import (
+    PARTICLE_DEP,
+    PredicateContext,
+    SenseDecoder,
+    add_frame_file_candidates,
+    roleset_particles,
+)
 
 # words, tags, UPOS, lemmas; frames (start, end, roleset, frame lemma, roles)
 DATA = [
@@ -196,6 +202,40 @@ def test_sense_decoder_restricts_to_the_lemma_candidates():
     assert decoder.decode(scores, "b") == "b.02"
     assert decoder.decode(scores, "c") == "c.02"  # frame files only: first listed
     assert decoder.decode(scores, "d") == "d.01"  # unseen lemma
+
+
+def test_phrasal_rolesets_need_their_particle_and_win_with_a_particle_dependent():
+    """pick_up.01 is a candidate only where "up" stands near the predicate; with "up"
+    as the predicate's compound:prt dependent, the phrasal rolesets are preferred."""
+    import numpy as np
+
+    nlp = spacy.blank("en")
+    senses = ["pick.01", "pick_up.01", "pick_up.04"]
+    decoder = SenseDecoder(senses, {"pick": senses})
+    phrasal_best = np.array([1.0, 5.0, 2.0])
+    plain_best = np.array([5.0, 1.0, 2.0])
+
+    def context(text, parse=None):
+        doc = nlp.make_doc(text)
+        return doc, PredicateContext.of(doc, (1, 2), len(doc), parse)
+
+    # "up" out of reach (4 tokens after the predicate): pick_up.* are no candidates
+    _, far = context("They picked the kids at school up")
+    assert decoder.decode(phrasal_best, "pick", far) == "pick.01"
+    assert decoder.decode(phrasal_best, "pick") == "pick_up.01"  # no context: no rule
+    # "up" within reach but no particle dependent: the classifier chooses
+    doc, near = context("They picked up the kids")
+    assert decoder.decode(phrasal_best, "pick", near) == "pick_up.01"
+    assert decoder.decode(plain_best, "pick", near) == "pick.01"
+    # "up" is the predicate's particle: the best phrasal roleset wins over pick.01
+    parse = {"heads": [1, 1, 1, 4, 1], "deps": ["nsubj", "ROOT", PARTICLE_DEP, "det", "obj"]}
+    _, particle = context(doc.text, parse)
+    assert particle.particles == {"up"}
+    assert decoder.decode(plain_best, "pick", particle) == "pick_up.04"
+    # the rules never leave a lemma without a roleset
+    only_phrasal = SenseDecoder(["pick_up.01"], {"pick": ["pick_up.01"]})
+    assert only_phrasal.decode(np.array([1.0]), "pick", far) == "pick_up.01"
+    assert roleset_particles("look_forward_to.01") == ("forward", "to")
 
 
 def test_frame_files_extend_candidates(tmp_path):
