@@ -18,10 +18,12 @@ ratios (``lisa/parser``, ``both/parser``, ...) are printed last: compare ratios,
 absolute figures, on a loaded machine.
 
 ``--n-process 2`` times the ``lisa`` pipeline with ``n_process=2`` against ``n_process=1``
-instead (interleaved the same way).
+instead (interleaved the same way). ``--copies K`` repeats the texts K times: a corpus
+large enough that starting the worker processes (each forks, then sends its annotated
+docs back) is spread over more text, as when users annotate corpora.
 
     python benchmarks/bench_pipeline_speed.py [--lisa PATH] [--parser PATH] [--trf PATH]
-        [--limit N] [--repeats 3] [--n-process 2]
+        [--limit N] [--repeats 3] [--n-process 2 [--copies 4]]
 
 Before the trained models exist, any saved pipelines do to check that it runs, e.g.
 ``--lisa tests/fixtures/presplit/pipeline`` (``--parser blank`` builds a blank English
@@ -126,10 +128,11 @@ def main() -> None:
     parser.add_argument(
         "--n-process", type=int, default=1, help="> 1: lisa with n_process=N vs 1 only"
     )
+    parser.add_argument("--copies", type=int, default=1, help="repeat the texts K times")
     args = parser.parse_args()
 
-    texts = dev_texts(Path(args.dev), args.limit)
-    print(f"{len(texts)} dev sentences, batch_size={args.batch_size}", flush=True)
+    texts = dev_texts(Path(args.dev), args.limit) * max(1, args.copies)
+    print(f"{len(texts)} texts (dev sentences x {args.copies}), batch_size={args.batch_size}")
     lisa = load(args.lisa)
     print(f"lisa: {args.lisa} {lisa.pipe_names}", flush=True)
     batch = args.batch_size
