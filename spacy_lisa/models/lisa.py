@@ -146,21 +146,31 @@ def build_lisa_model(
 
 @registry.architectures("spacy-lisa.BilinearRoleScorer.v1")
 def bilinear_role_scorer(
-    hidden_width: int = 200, dropout: float = 0.1
+    hidden_width: int = 200, dropout: float = 0.1, max_distance: int = 0
 ) -> Callable[[int, int], nn.Module]:
     """LISA's bilinear role scorer (eq. 6): (width, n_labels) -> module returning role
-    logits [F, T, n_labels]. hidden_width: size of the predicate and role MLPs."""
-
+    logits [F, T, n_labels]. hidden_width: size of the predicate and role MLPs.
+    max_distance: > 0 adds a learned per-label score of the token's distance to the
+    predicate, clipped to that many tokens (0: the paper's scorer)."""
+    if max_distance < 0:
+        raise ValueError(
+            Errors.E151.format(name="max_distance", value=max_distance, constraint="at least 0")
+        )
     # a partial of a module-level function, not a closure, so that pipelines pickle
-    return partial(_make_bilinear_role_scorer, hidden_width=hidden_width, dropout=dropout)
+    return partial(
+        _make_bilinear_role_scorer,
+        hidden_width=hidden_width,
+        dropout=dropout,
+        max_distance=max_distance,
+    )
 
 
 def _make_bilinear_role_scorer(
-    width: int, n_labels: int, *, hidden_width: int, dropout: float
+    width: int, n_labels: int, *, hidden_width: int, dropout: float, max_distance: int = 0
 ) -> nn.Module:
     from .role_scorer import BilinearRoleScorer
 
-    return BilinearRoleScorer(width, n_labels, hidden_width, dropout)
+    return BilinearRoleScorer(width, n_labels, hidden_width, dropout, max_distance)
 
 
 def ensure_built(model: Model[LisaBatch, LisaOutput]) -> None:
