@@ -1,16 +1,19 @@
 """Where the raw-text score of a packaged pipeline goes (issue 12): SRL F1 on EWT dev
 with gold tokens and gold sentences, with the pipeline's tokens and gold sentences
 (the segmentation oracle: each gold sentence's text through the pipeline alone), and on
-raw document text (the pipeline tokenises, segments and parses), one after the other.
+raw document text (the pipeline tokenises, segments and parses), one after the other,
+``lisa_srl`` following the pipeline's parser in all three (``parse_source="auto"`` of an
+assembled pipeline).
 
 - gold sentences = ``spacy-lisa evaluate PIPELINE corpus/dev.spacy --parse doc``;
-- oracle segmentation = ``evaluate_raw(nlp, docs, gold_sentences=True)``;
+- oracle segmentation = ``evaluate_raw(nlp, documents, gold_sentences=True)``;
 - raw text = ``spacy-lisa evaluate PIPELINE corpus/dev.docs.spacy --raw``.
 
 The first step down is what tokenisation (and parsing sentences the pipeline tokenised)
 costs, the second what sentence segmentation costs.
 
-    python benchmarks/raw_text_gap.py training/pipelines/lisa_cpu [--dev corpus/dev.spacy]
+    python benchmarks/raw_text_gap.py training/pipelines/lisa_cpu \
+        [--dev corpus/dev.spacy] [--docs corpus/dev.docs.spacy]
 """
 
 from __future__ import annotations
@@ -31,6 +34,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pipeline", help="an assembled pipeline (scripts/assemble_pipeline.py)")
     parser.add_argument("--dev", type=Path, default=REPO / "corpus" / "dev.spacy")
+    parser.add_argument(
+        "--docs",
+        type=Path,
+        default=REPO / "corpus" / "dev.docs.spacy",
+        help="the same data as whole documents (the texts users pass)",
+    )
     parser.add_argument("--convention", default="strict", choices=["strict", "official"])
     args = parser.parse_args()
 
@@ -38,7 +47,7 @@ def main() -> None:
     gold = evaluate(args.pipeline, args.dev, parse="doc", convention=args.convention)
     rows.append(("gold tokens, gold sentences", gold))
     nlp = spacy.load(args.pipeline)
-    docs = list(DocBin().from_disk(args.dev).get_docs(nlp.vocab))
+    docs = list(DocBin().from_disk(args.docs).get_docs(nlp.vocab))
     for name, oracle in (("pipeline tokens, gold sentences", True), ("raw text", False)):
         result = evaluate_raw(nlp, docs, convention=args.convention, gold_sentences=oracle)
         rows.append((name, result.to_scores()))

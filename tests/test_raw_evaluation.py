@@ -206,6 +206,8 @@ def test_evaluate_raw_cli(paths: Dict[str, Path]) -> None:
     assert "Results on raw text" in result.output and "UNREACHABLE" in result.output
     scores = json.loads(out.read_text(encoding="utf8"))
     assert scores["raw"] is True and scores["n_docs"] == 3
+    # without --parse the component keeps its configured source: what nlp(text) does
+    assert scores["parse"] == "auto"
     assert scores["n_sentences"] == len(SENTENCES)
     assert scores["n_gold_args"] == 13 and scores["n_gold_frames"] == 6
     assert scores["n_gold_args_unreachable"] == 1

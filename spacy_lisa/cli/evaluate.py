@@ -6,7 +6,8 @@ SRL spans compare exactly and the CoNLL-2005 props files line up word for word.
 
 Which parse the component's syntactic head follows (``--parse``):
 
-- ``model``: the component's own parse (``parse_source="model"``).
+- ``model`` (the default on gold tokens): the component's own parse
+  (``parse_source="model"``).
 - ``doc``: the parse of a parser that runs before ``lisa_srl``: the pipeline's own
   parser, or with ``--parser PATH`` the ``parser`` (and ``tagger``) of another spaCy
   pipeline, run first; the pipeline's own parser/senter are then disabled so they do
@@ -23,7 +24,9 @@ most-frequent-sense accuracy on the same predicates as the model's ``srl_sense_a
 
 ``--raw`` evaluates on raw text instead (:mod:`spacy_lisa.raw_evaluation`): the whole
 pipeline reads each gold document's text (tokeniser, sentence splitter, parser
-included) and frames are matched by character offsets.
+included) and frames are matched by character offsets. Without ``--parse`` the component
+keeps its configured ``parse_source`` (an assembled pipeline's ``auto`` follows its
+parser), so the figure is the one ``nlp(text)`` gives users.
 
 Words/s times the ``lisa`` pipeline only (an external ``--parser`` is not counted).
 """
@@ -79,11 +82,14 @@ def evaluate_cli(
     data_path: Path = typer.Argument(
         ..., help="Gold data in .spacy format (DocBin with user data)", exists=True, dir_okay=False
     ),
-    parse: ParseChoice = typer.Option(
-        ParseChoice("model"),
+    parse: Optional[ParseChoice] = typer.Option(
+        None,
         "--parse",
         "-p",
-        help="Parse the syntactic head follows: the model's own, a parser's before it, or gold",
+        help=(
+            "Parse the syntactic head follows: the model's own, a parser's before it, or "
+            "gold [default: model on gold tokens; with --raw, the pipeline's own setting]"
+        ),
     ),
     parser: Optional[str] = typer.Option(
         None,
@@ -132,7 +138,7 @@ def evaluate_cli(
         evaluate(
             model,
             data_path,
-            parse=parse.value,
+            parse=parse.value if parse is not None else None,
             parser=parser,
             output=output,
             conll_dir=conll_dir,
@@ -151,7 +157,7 @@ def evaluate(
     model: str,
     data_path: Path,
     *,
-    parse: str = "model",
+    parse: Optional[str] = None,
     parser: Optional[str] = None,
     output: Optional[Path] = None,
     conll_dir: Optional[Path] = None,
@@ -162,17 +168,20 @@ def evaluate(
     batch_size: int = 64,
     silent: bool = True,
 ) -> Dict[str, Any]:
-    """Run the evaluation and return the scores (the dict written with ``--output``)."""
+    """Run the evaluation and return the scores (the dict written with ``--output``).
+
+    ``parse=None``: the model's own parse on gold tokens; with ``raw``, the component's
+    configured ``parse_source`` (what ``nlp(text)`` does for users)."""
     msg = Printer(no_print=silent)
     for value, option, enum in (
         (parse, "--parse", ParseChoice),
         (convention, "--convention", ConventionChoice),
     ):
         choices = [c.value for c in enum]
-        if value not in choices:
+        if value is not None and value not in choices:
             raise EvaluateError(Errors.E024.format(value=value, option=option, choices=choices))
     if parser is not None and parse != "doc":
-        raise EvaluateError(Errors.E258.format(parse=parse))
+        raise EvaluateError(Errors.E258.format(parse=parse or "model"))
     try:
         nlp = load_model(model, gpu_id)
     except CLIError as err:
@@ -184,6 +193,7 @@ def evaluate(
             nlp, srl_name, model, data_path, parse, parser, conll_dir, sense_baseline,
             convention, output, batch_size, msg,
         )  # fmt: skip
+    parse = parse or "model"
     mfs = _sense_table(nlp, sense_baseline) if sense_baseline is not None else None
     disable: List[str] = []
     if parse == "model":
@@ -255,7 +265,7 @@ def _evaluate_raw(
     srl_name: str,
     model: str,
     data_path: Path,
-    parse: str,
+    parse: Optional[str],
     parser: Optional[str],
     conll_dir: Optional[Path],
     sense_baseline: Optional[Path],
@@ -281,6 +291,8 @@ def _evaluate_raw(
     _read_gold(nlp, Path(data_path))  # an error when nothing carries SRL annotation
     docs = list(DocBin().from_disk(data_path).get_docs(nlp.vocab))
     srl = nlp.get_pipe(srl_name)
+    if parse is None:  # as the pipeline is configured: the figure users of nlp(text) get
+        parse = str(srl.parse_source)  # type: ignore[attr-defined]
     srl.parse_source = parse  # type: ignore[attr-defined]
     msg.info(f"Evaluating on raw text, parse: {parse}, pipeline: {', '.join(nlp.pipe_names)}")
     result = evaluate_raw(nlp, docs, convention=convention, batch_size=batch_size)
