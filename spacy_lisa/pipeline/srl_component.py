@@ -43,6 +43,7 @@ from ..models.types import (
     LisaTargets,
     LossWeights,
 )
+from ..msgpack_codecs import cache_msgpack_codecs
 from .annotate import annotate_group
 from .batching import PredictGroup, Windower, predict_groups, train_batch
 from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
@@ -171,6 +172,9 @@ def make_lisa_srl(
     predicate_pos: Optional[List[str]] = None,
 ) -> LisaSRL:
     """Create a ``lisa_srl`` component (see :class:`LisaSRL` for the options)."""
+    # the docs it annotates carry user data, whose msgpack round trip (n_process workers,
+    # DocBin) srsly would otherwise slow with a registry scan per call
+    cache_msgpack_codecs()
     return LisaSRL(
         nlp.vocab,
         model,

@@ -1,0 +1,66 @@
+"""Doc serialisation without srsly's registry scan on every msgpack call.
+
+srsly builds a new msgpack ``Packer``/``Unpacker`` for every ``msgpack_dumps`` /
+``msgpack_loads`` and, each time, asks catalogue for every registered encoder/decoder:
+catalogue then walks all installed entry points and its whole function registry. With
+spaCy, Thinc and torch loaded that costs ~0.5-1.5 ms a call, and ``Doc.to_bytes`` /
+``Doc.from_bytes`` make 3-5 calls a doc (5 when the doc has user data, as every doc
+``lisa_srl`` annotated has): ~3 ms a doc each way, more than ``lisa_srl`` spends
+labelling an average EWT sentence. ``nlp.pipe(..., n_process=N)`` moves every doc
+between processes with exactly these two calls, so the main process spent its time
+decoding docs (BENCHMARKS.md, issue 14).
+
+:func:`cache_msgpack_codecs` keeps the answer of the two registries' ``get_all`` and
+asks again whenever something is registered (through the registries' ``register``, or
+any new name in catalogue's registry), so the encoders used are always the ones a fresh
+lookup would give. The ``lisa_srl`` factory installs it, in the main process and in
+``n_process`` workers alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional
+
+import catalogue
+from srsly import msgpack as srsly_msgpack
+
+
+class _CachedRegistry:
+    """``get_all`` of one catalogue registry, cached until a registration."""
+
+    def __init__(self, registry: catalogue.Registry) -> None:
+        self.uncached_get_all: Callable[[], Dict[str, Any]] = registry.get_all
+        self.uncached_register: Callable[..., Any] = registry.register
+        self.value: Optional[Dict[str, Any]] = None
+        self.registry_size = -1
+
+    def get_all(self) -> Dict[str, Any]:
+        size = len(catalogue.REGISTRY)  # a new name anywhere in catalogue: look again
+        if self.value is None or size != self.registry_size:
+            self.value = self.uncached_get_all()
+            self.registry_size = size
+        return dict(self.value)
+
+    def register(self, name: str, *, func: Optional[Any] = None) -> Any:
+        self.value = None
+        if func is not None:
+            return self.uncached_register(name, func=func)
+        decorate = self.uncached_register(name)
+
+        def register_and_forget(function: Any) -> Any:
+            result = decorate(function)
+            self.value = None
+            return result
+
+        return register_and_forget
+
+
+def cache_msgpack_codecs() -> None:
+    """Cache srsly's msgpack encoder and decoder lookups in this process (idempotent)."""
+    for registry in (srsly_msgpack.msgpack_encoders, srsly_msgpack.msgpack_decoders):
+        if isinstance(getattr(registry, "_spacy_lisa_cache", None), _CachedRegistry):
+            continue
+        cache = _CachedRegistry(registry)
+        registry._spacy_lisa_cache = cache  # type: ignore[attr-defined]
+        registry.get_all = cache.get_all  # type: ignore[method-assign]
+        registry.register = cache.register  # type: ignore[method-assign]

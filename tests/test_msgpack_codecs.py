@@ -1,0 +1,84 @@
+"""The msgpack codec cache the lisa_srl factory installs: one registry scan, not one per
+serialised doc, and encoders registered later are still used."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import catalogue
+import pytest
+import spacy
+import srsly
+from srl_testing import TINY_MODEL
+from srsly import msgpack as srsly_msgpack
+
+from spacy_lisa.msgpack_codecs import cache_msgpack_codecs
+
+
+class Point:
+    def __init__(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+
+def encode_point(obj: Any, chain: Any = None) -> Any:
+    if isinstance(obj, Point):
+        return {"__point__": [obj.x, obj.y]}
+    return obj if chain is None else chain(obj)
+
+
+def decode_point(obj: Any, chain: Any = None) -> Any:
+    if isinstance(obj, dict) and "__point__" in obj:
+        return Point(*obj["__point__"])
+    return obj if chain is None else chain(obj)
+
+
+@pytest.fixture
+def point_codecs() -> Iterator[None]:
+    yield
+    for registry in (srsly_msgpack.msgpack_encoders, srsly_msgpack.msgpack_decoders):
+        catalogue.REGISTRY.pop((*registry.namespace, "test_point"), None)
+        cache = getattr(registry, "_spacy_lisa_cache", None)
+        if cache is not None:
+            cache.value = None
+
+
+def test_lisa_srl_factory_installs_the_cache() -> None:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL})
+    cache = srsly_msgpack.msgpack_encoders._spacy_lisa_cache  # type: ignore[attr-defined]
+    calls = []
+    uncached = cache.uncached_get_all
+    cache.uncached_get_all = lambda: calls.append(1) or uncached()
+    try:
+        cache.value = None
+        doc = nlp.make_doc("One two three.")
+        doc.user_data["key"] = [1, 2, 3]
+        for _ in range(20):
+            doc.to_bytes()
+        assert len(calls) == 1  # one scan for 20 docs' user data, not one per call
+    finally:
+        cache.uncached_get_all = uncached
+
+
+@pytest.mark.parametrize("decorator", [False, True])
+def test_codecs_registered_after_the_cache_are_used(point_codecs: None, decorator: bool) -> None:
+    cache_msgpack_codecs()
+    assert srsly.msgpack_loads(srsly.msgpack_dumps({"a": 1})) == {"a": 1}  # cache filled
+    encoders, decoders = srsly_msgpack.msgpack_encoders, srsly_msgpack.msgpack_decoders
+    if decorator:
+        encoders.register("test_point")(encode_point)
+        decoders.register("test_point")(decode_point)
+    else:
+        encoders.register("test_point", func=encode_point)
+        decoders.register("test_point", func=decode_point)
+    point = srsly.msgpack_loads(srsly.msgpack_dumps({"p": Point(3, 4)}))["p"]
+    assert isinstance(point, Point) and (point.x, point.y) == (3, 4)
+
+
+def test_cache_is_idempotent() -> None:
+    cache_msgpack_codecs()
+    first = srsly_msgpack.msgpack_encoders._spacy_lisa_cache  # type: ignore[attr-defined]
+    cache_msgpack_codecs()
+    assert srsly_msgpack.msgpack_encoders._spacy_lisa_cache is first  # type: ignore[attr-defined]
+    # the wrapped lookup was not wrapped again
+    assert first.uncached_get_all.__self__ is srsly_msgpack.msgpack_encoders
