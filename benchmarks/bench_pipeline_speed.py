@@ -18,7 +18,9 @@ ratios (``lisa/parser``, ``both/parser``, ...) are printed last: compare ratios,
 absolute figures, on a loaded machine.
 
 ``--n-process 2`` times the ``lisa`` pipeline with ``n_process=2`` against ``n_process=1``
-instead (interleaved the same way). ``--copies K`` repeats the texts K times: a corpus
+instead (interleaved the same way), and ``n_process=2`` with srsly's uncached msgpack
+codec lookups (``spacy_lisa.msgpack_codecs``: what moving each doc between processes cost
+before the cache). ``--copies K`` repeats the texts K times: a corpus
 large enough that starting the worker processes (each forks, then sends its annotated
 docs back) is spread over more text, as when users annotate corpora.
 
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
@@ -43,6 +46,7 @@ from spacy.language import Language
 from spacy.tokens import DocBin
 
 import spacy_lisa  # noqa: F401  (registers the lisa_srl factory)
+from spacy_lisa.msgpack_codecs import uncached_msgpack_codecs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,6 +90,12 @@ def combined(lisa_path: str, parser_path: str) -> Language:
 def run_pipe(nlp: Language, texts: List[str], batch_size: int, n_process: int = 1) -> int:
     """Process ``texts``; returns the number of words (tokens of the returned docs)."""
     return sum(len(doc) for doc in nlp.pipe(texts, batch_size=batch_size, n_process=n_process))
+
+
+def run_pipe_uncached(nlp: Language, texts: List[str], batch_size: int, n_process: int) -> int:
+    """:func:`run_pipe` with srsly's own (uncached) msgpack codec lookups."""
+    with uncached_msgpack_codecs():
+        return run_pipe(nlp, texts, batch_size, n_process)
 
 
 def interleaved(fns: Dict[str, Callable[[], int]], repeats: int) -> Dict[str, Dict[str, float]]:
@@ -142,6 +152,7 @@ def main() -> None:
         fns = {
             "lisa_np1": lambda: run_pipe(lisa, texts, batch),
             f"lisa_np{n}": lambda: run_pipe(lisa, texts, batch, n),
+            f"np{n}_uncached": lambda: run_pipe_uncached(lisa, texts, batch, n),
         }
         run_pipe(lisa, texts[: args.warmup], batch)
         print(f"warmed up; timing n_process={n} vs 1, {args.repeats} repeats", flush=True)
@@ -158,7 +169,7 @@ def main() -> None:
     for nlp in pipelines.values():
         run_pipe(nlp, texts[: args.warmup], batch)
     print(f"warmed up; timing {list(pipelines)}, {args.repeats} repeats", flush=True)
-    fns = {name: (lambda nlp=nlp: run_pipe(nlp, texts, batch)) for name, nlp in pipelines.items()}
+    fns = {name: partial(run_pipe, nlp, texts, batch) for name, nlp in pipelines.items()}
     report(interleaved(fns, args.repeats), "parser")
 
 

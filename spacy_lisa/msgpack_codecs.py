@@ -19,7 +19,8 @@ lookup would give. The ``lisa_srl`` factory installs it, in the main process and
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import catalogue
 from srsly import msgpack as srsly_msgpack
@@ -64,3 +65,21 @@ def cache_msgpack_codecs() -> None:
         registry._spacy_lisa_cache = cache  # type: ignore[attr-defined]
         registry.get_all = cache.get_all  # type: ignore[method-assign]
         registry.register = cache.register  # type: ignore[method-assign]
+
+
+@contextmanager
+def uncached_msgpack_codecs() -> Iterator[None]:
+    """srsly's own lookups for the duration of the block (to measure what the cache
+    saves, e.g. ``benchmarks/bench_pipeline_speed.py --n-process 2``)."""
+    registries = (srsly_msgpack.msgpack_encoders, srsly_msgpack.msgpack_decoders)
+    saved = [registry.__dict__.get("get_all") for registry in registries]
+    for registry in registries:
+        cache = getattr(registry, "_spacy_lisa_cache", None)
+        if cache is not None:
+            registry.get_all = cache.uncached_get_all  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        for registry, get_all in zip(registries, saved, strict=True):
+            if get_all is not None:
+                registry.get_all = get_all  # type: ignore[method-assign]

@@ -12,7 +12,7 @@ import srsly
 from srl_testing import TINY_MODEL
 from srsly import msgpack as srsly_msgpack
 
-from spacy_lisa.msgpack_codecs import cache_msgpack_codecs
+from spacy_lisa.msgpack_codecs import cache_msgpack_codecs, uncached_msgpack_codecs
 
 
 class Point:
@@ -82,3 +82,12 @@ def test_cache_is_idempotent() -> None:
     assert srsly_msgpack.msgpack_encoders._spacy_lisa_cache is first  # type: ignore[attr-defined]
     # the wrapped lookup was not wrapped again
     assert first.uncached_get_all.__self__ is srsly_msgpack.msgpack_encoders
+
+
+def test_uncached_block_restores_the_cache() -> None:
+    cache_msgpack_codecs()
+    encoders = srsly_msgpack.msgpack_encoders
+    cache = encoders._spacy_lisa_cache  # type: ignore[attr-defined]
+    with uncached_msgpack_codecs():
+        assert encoders.get_all == cache.uncached_get_all
+    assert encoders.get_all == cache.get_all
