@@ -97,8 +97,8 @@ class _FormatAndComponentErrors:
     )
     E029 = "{path}: not a valid PropBank frame file ({detail}). Remove it or fix the XML."
     E027 = (
-        "Unknown loss_weights key(s) {keys} for 'lisa_srl'. Use only: {choices} (each a "
-        "number >= 0; missing keys default to 1.0)."
+        "Unknown or invalid loss_weights key(s) {keys} for 'lisa_srl'. Use only: {choices} "
+        "(each a number >= 0, teacher at most 1; missing keys default to 1.0, teacher to 0)."
     )
     # --- corpus readers, writers and convert/export CLI (E100-E149) ---------------------
     E100 = (

@@ -49,6 +49,10 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     spacy = [sys.executable, "-m", "spacy", "project", "run"]
     for step in ("convert", "vectors", "train-parser", "train", "evaluate", "package"):
         _run(spacy + [step, ".", *overrides], project)
+    # distillation, with the smoke run's lisa_cpu standing in for the transformer teacher
+    distill = ["--vars.trf_config", "lisa_cpu", "--vars.distill_max_steps", "6"]
+    for step in ("teacher-labels", "train-distilled"):
+        _run(spacy + [step, ".", *overrides, *distill], project)
 
     stats = json.loads((project / "corpus/train.stats.json").read_text())
     assert 0 < stats["sentences"] <= 300 and stats["predicates"] > 0
@@ -63,6 +67,8 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "metrics/lisa_cpu.md",
         "metrics/lisa_cpu-raw.json",
         "training/pipelines/lisa_cpu/meta.json",
+        "corpus/train.teacher.spacy",
+        "training/lisa_cpu_distilled/model-best/lisa_srl/cfg",
     ):
         assert (project / path).exists(), path
     scores = json.loads((project / "metrics/lisa_cpu-gold.json").read_text())

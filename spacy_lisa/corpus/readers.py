@@ -19,6 +19,7 @@ from spacy.vocab import Vocab
 
 from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, set_srl_frames
+from ..pipeline.teacher import TEACHER_KEY, slice_teacher
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -61,6 +62,10 @@ def sentence_doc(sent: Span) -> Tuple[Doc, int]:
     if sent.start == 0 and sent.end == len(sent.doc):
         return sent.doc, 0  # the usual one-sentence Doc: nothing to cut
     doc = sent.as_doc(copy_user_data=True)
+    if TEACHER_KEY in sent.doc.user_data:  # a teacher's distributions (distillation)
+        doc.user_data[TEACHER_KEY] = slice_teacher(
+            sent.doc.user_data[TEACHER_KEY], sent.start, sent.end
+        )
     if not has_srl_annotation(sent.doc):
         set_srl_frames(doc, None)
         return doc, 0

@@ -13,6 +13,12 @@ has the same per-token normalisation and the gradient does not depend on how sen
 are grouped into batches. Each cross-entropy's gradient with respect to its logits is
 ``(softmax - one_hot) * weight / N``; targets of ``-1`` (padding, unaligned gold,
 unknown labels) contribute neither loss nor gradient.
+
+Knowledge distillation (``weights.teacher`` = a in (0, 1], with ``targets.role_soft`` /
+``targets.tag_soft`` from a teacher model): at every position that has both a gold label
+and a teacher distribution q, the role and tag terms become
+``(1 - a) * CE(gold) + a * CE(q)``, with CE(q) = -sum_c q_c log p_c and gradient
+``(softmax - q) * weight / N``; positions without a teacher distribution keep CE(gold).
 """
 
 from __future__ import annotations
@@ -40,9 +46,18 @@ def lisa_loss(
     _check("tags", targets.tags, output.tag_scores, "tag_scores")
     _check("roles", targets.roles, output.role_scores, "role_scores")
     total = 0.0
-    loss, d_tags = _cross_entropy(ops, output.tag_scores, targets.tags, weights.tag * scale)
+    loss, d_tags = _cross_entropy(
+        ops, output.tag_scores, targets.tags, weights.tag * scale, targets.tag_soft, weights.teacher
+    )
     total += loss
-    loss, d_roles = _cross_entropy(ops, output.role_scores, targets.roles, weights.role * scale)
+    loss, d_roles = _cross_entropy(
+        ops,
+        output.role_scores,
+        targets.roles,
+        weights.role * scale,
+        targets.role_soft,
+        weights.teacher,
+    )
     total += loss
     if output.head_scores.size:
         _check("heads", targets.heads, output.head_scores, "head_scores")
@@ -98,10 +113,14 @@ def _check(name: str, target: ArrayXd, scores: ArrayXd, scores_name: str) -> Non
         )
 
 
-def _cross_entropy(ops: Ops, scores: Any, target: Any, weight: float) -> Tuple[float, Any]:
+def _cross_entropy(
+    ops: Ops, scores: Any, target: Any, weight: float, soft: Any = None, share: float = 0.0
+) -> Tuple[float, Any]:
     """Summed CE over all positions with target >= 0, times ``weight``; and its gradient
     (same shape as ``scores``). scores [..., C] logits, target [...] int; numpy or cupy
-    arrays (typed Any: the maths is plain xp broadcasting, beyond thinc's array types)."""
+    arrays (typed Any: the maths is plain xp broadcasting, beyond thinc's array types).
+    Where ``soft`` [..., C] holds a teacher distribution (a row summing to > 0), ``share``
+    of the term is the cross-entropy against it instead of the gold label."""
     xp = ops.xp
     n_classes = scores.shape[-1]
     flat = scores.reshape((-1, n_classes)).astype("float32", copy=False)  # [M, C]
@@ -115,8 +134,20 @@ def _cross_entropy(ops: Ops, scores: Any, target: Any, weight: float) -> Tuple[f
     shifted = flat - flat.max(axis=-1, keepdims=True)
     log_norm = xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
     log_probs = shifted - log_norm  # [M, C]
-    loss = -float(log_probs[rows, cols].sum()) * weight
     d_flat = xp.exp(log_probs)  # softmax
-    d_flat[rows, cols] -= 1.0
-    d_flat *= valid[:, None] * weight  # masked rows: no gradient at all
+    if soft is None or share <= 0:
+        loss = -float(log_probs[rows, cols].sum()) * weight
+        d_flat[rows, cols] -= 1.0
+        d_flat *= valid[:, None] * weight  # masked rows: no gradient at all
+        return loss, d_flat.reshape(scores.shape).astype("float32", copy=False)
+    q = soft.reshape((-1, n_classes)).astype("float32", copy=False)
+    total_weight = valid * weight  # [M]
+    soft_weight = (q.sum(axis=-1) > 0) * total_weight * share  # [M]
+    gold_weight = total_weight - soft_weight
+    loss = -float((soft_weight[:, None] * q * log_probs).sum())
+    loss -= float((gold_weight[rows] * log_probs[rows, cols]).sum())
+    # total_weight * softmax - gold_weight * one_hot - soft_weight * q
+    d_flat *= total_weight[:, None]
+    d_flat[rows, cols] -= gold_weight[rows]
+    d_flat -= soft_weight[:, None] * q
     return loss, d_flat.reshape(scores.shape).astype("float32", copy=False)

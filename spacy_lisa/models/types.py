@@ -144,12 +144,19 @@ class LisaTargets:
     senses: Optional[Ints1d] = None  # [F] roleset index per frame
     lemmas: Optional[Ints1d] = None  # [F] lemma edit-tree class per frame
     pred_pos: Optional[Ints1d] = None  # [F] UPOS class per frame
+    # a teacher model's distributions (knowledge distillation, pipeline/teacher.py), or
+    # None; a row of zeros: no teacher distribution there
+    role_soft: Optional[Floats3d] = None  # [F, T, n_roles] over the BIO role labels
+    tag_soft: Optional[Floats2d] = None  # [N, n_tags] over the joint POS/predicate labels
 
 
 @dataclass
 class LossWeights:
     """Weights of eq. 7: role + tag + ``head`` * head + ``dep`` * dependency label, plus
-    the per-predicate classifiers: ``sense`` (roleset), ``lemma`` and ``predicate_pos``."""
+    the per-predicate classifiers: ``sense`` (roleset), ``lemma`` and ``predicate_pos``.
+    ``teacher`` (0 to 1): the share of the role and tag terms taken from a teacher's
+    distributions where the training data carries them (knowledge distillation); the
+    gold labels keep the rest."""
 
     role: float = 1.0
     tag: float = 1.0
@@ -158,3 +165,4 @@ class LossWeights:
     sense: float = 1.0
     lemma: float = 1.0
     predicate_pos: float = 1.0
+    teacher: float = 0.0

@@ -73,6 +73,9 @@ DEFAULT_LOSS_WEIGHTS = {
     "sense": 1.0,
     "lemma": 1.0,
     "predicate_pos": 1.0,
+    # share of the role/tag terms learned from a teacher's distributions stored in the
+    # training data (pipeline/teacher.py); 0: none
+    "teacher": 0.0,
 }
 
 default_model_config = """
@@ -216,7 +219,11 @@ def _check_loss_weights(weights: Optional[Dict[str, float]]) -> Dict[str, float]
     construction, not at the first update."""
     weights = dict(weights or {})
     unknown = sorted(set(weights) - set(DEFAULT_LOSS_WEIGHTS))
-    bad = [k for k, v in weights.items() if not isinstance(v, (int, float)) or v < 0]
+    bad = [
+        k
+        for k, v in weights.items()
+        if not isinstance(v, (int, float)) or v < 0 or (k == "teacher" and v > 1)
+    ]
     if unknown or bad:
         raise ValueError(
             Errors.E027.format(keys=unknown or bad, choices=", ".join(DEFAULT_LOSS_WEIGHTS))

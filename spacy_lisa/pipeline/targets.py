@@ -18,6 +18,7 @@ from ..errors import Warnings
 from ..models.types import LisaOutput, LisaTargets
 from .batching import ints1d
 from .labels import PREDICATE_SUFFIX
+from .teacher import soft_targets
 
 if TYPE_CHECKING:
     from .senses import LemmaTrees
@@ -126,6 +127,9 @@ def _gold_targets(
         if frame_row is not None:
             roles[f] = frame_row
     senses, lemmas, pred_pos = frame_targets(frames_idx, gold_frames, cfg, trees)
+    role_soft = tag_soft = None
+    if cfg["loss_weights"].get("teacher", 0.0) > 0:  # distillation: a teacher's targets too
+        role_soft, tag_soft = soft_targets(examples, output, ops, cfg)
     return LisaTargets(
         tags=ops.asarray1i(ints1d(tags)),
         heads=ops.asarray2i(cast(Ints2d, heads)),
@@ -134,6 +138,8 @@ def _gold_targets(
         senses=None if senses is None else ops.asarray1i(senses),
         lemmas=None if lemmas is None else ops.asarray1i(lemmas),
         pred_pos=None if pred_pos is None else ops.asarray1i(pred_pos),
+        role_soft=role_soft,
+        tag_soft=tag_soft,
     )
 
 

@@ -125,3 +125,59 @@ def test_target_shapes_are_checked():
     targets.roles = targets.roles[:2]
     with pytest.raises(ValueError, match="E158"):
         lisa_loss(OPS, output, targets, LossWeights())
+
+
+def soft_rows(rng, shape, n_classes, missing=0.3):
+    """Teacher distributions [..., C] (rows of zeros: no teacher there)."""
+    q = rng.random(shape + (n_classes,)).astype("float32")
+    q /= q.sum(axis=-1, keepdims=True)
+    q[rng.random(shape) < missing] = 0.0
+    return q
+
+
+def test_teacher_share_mixes_gold_and_soft_cross_entropy_like_torch():
+    """With a teacher share a, a position with gold and a teacher distribution q costs
+    (1 - a) CE(gold) + a CE(q); one without q keeps CE(gold); masked gold costs nothing."""
+    rng = numpy.random.default_rng(5)
+    output = make_output(rng)
+    targets = make_targets(rng, output)
+    targets.role_soft = soft_rows(rng, targets.roles.shape, output.role_scores.shape[-1])
+    targets.tag_soft = soft_rows(rng, targets.tags.shape, output.tag_scores.shape[-1])
+    weights = LossWeights(role=1.0, tag=0.5, head=0.0, dep=0.0, teacher=0.7)
+    loss, grads = lisa_loss(OPS, output, targets, weights)
+
+    n_tokens = output.tag_scores.shape[0]
+    expected_loss = torch.zeros(())
+    expected = {}
+    for name, gold, q, weight in (
+        ("role_scores", targets.roles, targets.role_soft, weights.role),
+        ("tag_scores", targets.tags, targets.tag_soft, weights.tag),
+    ):
+        scores = torch.tensor(getattr(output, name), requires_grad=True)
+        log_p = torch.log_softmax(scores, dim=-1)
+        gold_t = torch.tensor(gold).long()
+        valid = gold_t >= 0
+        q_t = torch.tensor(q)
+        has_q = (q_t.sum(-1) > 0) & valid
+        ce_gold = -log_p.gather(-1, gold_t.clamp(min=0)[..., None])[..., 0]
+        ce_soft = -(q_t * log_p).sum(-1)
+        share = weights.teacher * has_q.float()
+        per_position = valid.float() * ((1 - share) * ce_gold + share * ce_soft)
+        term = weight * per_position.sum() / n_tokens
+        term.backward()
+        expected_loss = expected_loss + term.detach()
+        expected[name] = scores.grad
+    assert loss == pytest.approx(expected_loss.item(), rel=1e-5)
+    for name, grad in expected.items():
+        numpy.testing.assert_allclose(getattr(grads, name), grad.numpy(), atol=1e-6)
+
+
+def test_teacher_share_zero_ignores_the_teacher():
+    rng = numpy.random.default_rng(6)
+    output = make_output(rng)
+    targets = make_targets(rng, output)
+    plain_loss, plain = lisa_loss(OPS, output, targets, LossWeights())
+    targets.role_soft = soft_rows(rng, targets.roles.shape, output.role_scores.shape[-1], 0.0)
+    loss, grads = lisa_loss(OPS, output, targets, LossWeights(teacher=0.0))
+    assert loss == plain_loss
+    numpy.testing.assert_array_equal(grads.role_scores, plain.role_scores)
