@@ -356,6 +356,62 @@ def test_viterbi_pruning_on_peaked_scores(seed: int) -> None:
     assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("chunk_size", [None, 7])
+def test_viterbi_many_frames_peaked_and_flat(seed: int, chunk_size) -> None:
+    """A trained model's batch: hundreds of frames of very different lengths (frames end
+    while others run on), mostly peaked scores (each frame keeps a few candidate labels
+    of its own) with flat frames and flat positions among them (most labels can win:
+    the dense max takes over). Exactly the reference's paths."""
+    rng = np.random.default_rng(500 + seed)
+    labels = CONLL05_LABELS
+    scores, lengths = random_batch(rng, labels, 300, 30, ties=seed == 3)
+    peaked = rng.random(300) < 0.9
+    gold = np.where(
+        rng.random(scores.shape[:2]) < 0.6, 0, rng.integers(0, len(labels), scores.shape[:2])
+    )
+    boost = np.zeros(scores.shape, dtype="f")
+    np.put_along_axis(boost, gold[..., None], 12.0, axis=2)
+    scores = np.where(peaked[:, None, None], scores + boost, scores)
+    scores[:, rng.random(30) < 0.15] = -4.0  # flat positions: every label ties
+    trans, start = estimate_transitions(
+        [["O", "B-A0", "I-A0", "O", "B-V", "B-A1", "I-A1"], ["B-A1", "O", "B-V"]], labels
+    )
+    trans, start = 0.25 * trans.astype("f"), 0.25 * start.astype("f")
+    expected = reference_viterbi_batch(scores, lengths, labels, trans, start)
+    for prune in (True, False):
+        paths = viterbi_paths(
+            scores, lengths, labels, trans, start, chunk_size=chunk_size, prune=prune
+        )
+        assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
+        assert all((row[n:] == -1).all() for row, n in zip(paths, lengths, strict=True))
+
+
+def test_viterbi_checks_real_positions_only() -> None:
+    labels = ("O", "B-A", "I-A")
+    scores = np.zeros((2, 4, 3), dtype="f")
+    scores[0, 3] = np.inf  # padding of frame 0 (length 3): never read
+    scores[1, 2:] = np.nan  # padding of frame 1 (length 2)
+    assert viterbi_paths(scores, [3, 2], labels).tolist() == [[0, 0, 0, -1], [0, 0, -1, -1]]
+    for bad in (np.inf, np.nan):
+        broken = scores.copy()
+        broken[1, 1, 2] = bad  # a real position
+        with pytest.raises(ValueError, match="NaN or \\+inf"):
+            viterbi_paths(broken, [3, 2], labels)
+    minus_inf = scores.copy()
+    minus_inf[0, 1, 0] = -np.inf  # allowed: a masked label
+    assert viterbi_paths(minus_inf, [3, 2], labels)[0, 1] != 0
+
+
+def test_viterbi_candidates_per_frame() -> None:
+    from spacy_lisa.pipeline.viterbi import _candidates
+
+    needed = np.array([[False, True, False, True], [True, False, False, False]])
+    kept = _candidates(needed, needed.sum(axis=1), np.array([3, 0]), 3)
+    # ascending ids first, padded with the frame's top label (a repeat never wins)
+    assert kept.tolist() == [[1, 3, 3], [0, 0, 0]]
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_viterbi_paths_brute_force_with_padding(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
