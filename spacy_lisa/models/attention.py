@@ -14,7 +14,7 @@ Plain torch modules that know nothing of spaCy. The interface other modules rely
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, cast
 
 import torch
 import torch.nn.functional as F
@@ -51,6 +51,59 @@ def sinusoidal_positions(
     return encoding[:, :width]  # odd widths drop the last cosine
 
 
+class Packing:
+    """The real tokens of a batch of padded windows, for running token-wise layers
+    (linear maps, layer norm) on those tokens only: ``[B, T, ...]`` <-> ``[N, ...]``.
+
+    At prediction, sentences of different lengths share one call and a third or more of
+    the ``B x T`` rows can be padding; the encoder's matmuls cost per row, attention is
+    the only op that needs the windows laid out. Only for masks whose real tokens are a
+    prefix of each window (as the ``lisa_srl`` component lays windows out):
+    :meth:`of` returns None for any other mask.
+    """
+
+    def __init__(self, mask: Tensor) -> None:
+        B, T = mask.shape
+        self.shape = (B, T)
+        self.lengths = mask.sum(dim=1)  # [B]
+        self.index = mask.reshape(-1).nonzero().squeeze(1)  # [N] flat positions b * T + t
+        self.window = torch.div(self.index, T, rounding_mode="floor")  # [N]
+        self.position = self.index - self.window * T  # [N] offset in the window
+        self.start = torch.cumsum(self.lengths, 0) - self.lengths  # [B] first packed row
+
+    @classmethod
+    def of(cls, mask: Tensor) -> Optional[Packing]:
+        """The packing of ``mask`` [B, T] (True = real token), or None when a window's
+        real tokens are not a prefix of it."""
+        mask = mask.to(torch.bool)
+        lengths = mask.sum(dim=1, keepdim=True)
+        prefix = torch.arange(mask.shape[1], device=mask.device)[None, :] < lengths
+        if not bool(torch.equal(prefix, mask)):
+            return None
+        return cls(mask)
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.index.shape[0])
+
+    def pack(self, padded: Tensor) -> Tensor:
+        """[B, T, ...] -> [N, ...]: the real rows, in window then token order."""
+        B, T = self.shape
+        return padded.reshape(B * T, *padded.shape[2:]).index_select(0, self.index)
+
+    def unpack(self, packed: Tensor) -> Tensor:
+        """[N, ...] -> [B, T, ...], padding rows zero."""
+        B, T = self.shape
+        out = packed.new_zeros(B * T, *packed.shape[1:])
+        out.index_copy_(0, self.index, packed)
+        return out.view(B, T, *packed.shape[1:])
+
+    def rows(self, offsets: Tensor) -> Tensor:
+        """Window offsets per real token ([N] long, e.g. each token's parent) -> packed
+        rows of the same window. Offsets must fall inside the window."""
+        return self.start[self.window] + offsets
+
+
 def head_width(layer: str, width: int, n_heads: int) -> int:
     """Width of each of ``n_heads`` heads splitting ``width``; E200 if they cannot."""
     if n_heads < 1 or width % n_heads != 0:
@@ -83,10 +136,23 @@ class MultiHeadSelfAttention(nn.Module):
     def forward(self, x: Tensor, mask: Tensor, override_head: Optional[Tensor] = None) -> Tensor:
         """x [B, T, d], mask [B, T] bool (True = real token), override_head [B, T, T]
         (rows: queries, columns: keys; replaces head 0's probabilities) -> [B, T, d]."""
-        B, T, _ = x.shape
+        return self.output(self._mix(self.qkv(x), mask, override_head))
+
+    def forward_packed(
+        self, x: Tensor, mask: Tensor, packing: Packing, override_head: Optional[Tensor] = None
+    ) -> Tensor:
+        """:meth:`forward` on the real tokens only: x [N, d] packed (``packing``) ->
+        [N, d]. The Q/K/V and output projections run on the N real rows, the attention
+        on the padded windows (padding keys masked as in :meth:`forward`)."""
+        context = self._mix(packing.unpack(self.qkv(x)), mask, override_head)
+        return self.output(packing.pack(context))
+
+    def _mix(self, qkv: Tensor, mask: Tensor, override_head: Optional[Tensor]) -> Tensor:
+        """Q, K, V of all heads [B, T, 3d] -> the heads' outputs concatenated [B, T, d]."""
+        B, T, _ = qkv.shape
         H, dh = self.n_heads, self.head_width
         mask = mask.to(torch.bool)
-        qkv = self.qkv(x).view(B, T, 3, H, dh).permute(2, 0, 3, 1, 4)  # [3, B, H, T, dh]
+        qkv = qkv.view(B, T, 3, H, dh).permute(2, 0, 3, 1, 4)  # [3, B, H, T, dh]
         q, k, v = qkv[0], qkv[1], qkv[2]  # [B, H, T, dh]
         key_mask = mask[:, None, None, :]  # [B, 1, 1, T]
         p_drop = self.dropout if self.training else 0.0
@@ -102,8 +168,7 @@ class MultiHeadSelfAttention(nn.Module):
                 context = torch.cat([head0, rest], dim=1)  # [B, H, T, dh]
             else:
                 context = head0
-        context = context.transpose(1, 2).reshape(B, T, H * dh)  # heads concatenated
-        return self.output(context)
+        return context.transpose(1, 2).reshape(B, T, H * dh)  # heads concatenated
 
     @staticmethod
     def _attend(q: Tensor, k: Tensor, v: Tensor, key_mask: Tensor, p_drop: float) -> Tensor:
@@ -151,6 +216,22 @@ class EncoderLayer(nn.Module):
     def forward(self, x: Tensor, mask: Tensor, override_head: Optional[Tensor] = None) -> Tensor:
         """x [B, T, d], mask [B, T] -> [B, T, d]."""
         attended = self.attention(x, mask, override_head=override_head)  # [B, T, d]
-        hidden = F.leaky_relu(self.ffn_in(self.dropout(attended)), LEAKY_SLOPE)  # [B, T, f]
+        return self._feed_forward(x, attended)
+
+    def forward_packed(
+        self, x: Tensor, mask: Tensor, packing: Packing, override_head: Optional[Tensor] = None
+    ) -> Tensor:
+        """:meth:`forward` on the real tokens only: x [N, d] packed -> [N, d] (the
+        attention must have ``forward_packed``: see :meth:`packable`)."""
+        attention = cast(MultiHeadSelfAttention, self.attention)
+        attended = attention.forward_packed(x, mask, packing, override_head=override_head)
+        return self._feed_forward(x, attended)
+
+    def packable(self) -> bool:
+        """Whether :meth:`forward_packed` can run this layer (its attention has it)."""
+        return callable(getattr(self.attention, "forward_packed", None))
+
+    def _feed_forward(self, x: Tensor, attended: Tensor) -> Tensor:
+        hidden = F.leaky_relu(self.ffn_in(self.dropout(attended)), LEAKY_SLOPE)  # [..., f]
         transformed = F.leaky_relu(self.ffn_out(self.dropout(hidden)), LEAKY_SLOPE)
         return self.norm(x + self.dropout(transformed))

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import LEAKY_SLOPE, MASK_VALUE
+from .attention import LEAKY_SLOPE, MASK_VALUE, Packing
 
 
 class Biaffine(nn.Module):
@@ -117,6 +117,8 @@ class SyntacticHead(nn.Module):
         given_rows: Optional[Tensor] = None,
         own_mode: str = "soft",
         dep_labels: bool = True,
+        packing: Optional[Packing] = None,
+        head_scores: bool = True,
     ) -> ParseOutput:
         """states [B, T, d] (S^(p-1)), mask [B, T] bool.
 
@@ -125,13 +127,34 @@ class SyntacticHead(nn.Module):
         ``heads``; the others follow the head's own parse, ``own_mode`` "soft" (A_parse
         itself, differentiable) or "argmax" (one-hot on the best parent). dep_labels
         False: the label scores are zeros, not computed (O(T n_deps d^2), as much as an
-        encoder layer).
+        encoder layer). head_scores False (with dep_labels False and every window
+        given): the parent scores are left out too (zeros), when nothing reads them, e.g.
+        at prediction on docs with their own parse. packing: states are the real tokens
+        only, [N, d] (see :class:`~.attention.Packing`); the projections and labels run
+        on those rows, the outputs are padded as without it (padding rows of the scores
+        are junk either way).
         """
-        B, T, _ = states.shape
         mask = mask.to(torch.bool)
+        B, T = mask.shape
+        if (
+            not head_scores
+            and not dep_labels
+            and heads is not None
+            and given_rows is not None
+            and bool(given_rows.all())
+        ):
+            # every window follows the given parse and no labels are scored: the head's
+            # own parse is used nowhere, so neither projection nor arc runs
+            given_heads = self.clean_heads(heads, mask)
+            attention = F.one_hot(given_heads, T).to(states.dtype)
+            none = states.new_zeros(B, T, T)  # head_scores: not computed
+            return ParseOutput(none, attention, given_heads, states.new_zeros(B, T, self.n_deps))
         dep = self.dropout(F.leaky_relu(self.dep_mlp(states), LEAKY_SLOPE))  # [B, T, dq]
         par = self.dropout(F.leaky_relu(self.head_mlp(states), LEAKY_SLOPE))  # [B, T, dk]
-        scores = self.arc(dep, par)[:, 0]  # [B, T, T]: dependent i, parent j
+        if packing is None:
+            scores = self.arc(dep, par)[:, 0]  # [B, T, T]: dependent i, parent j
+        else:  # [N, dq] / [N, dk]
+            scores = self.arc(packing.unpack(dep), packing.unpack(par))[:, 0]
         scores = scores.masked_fill(~mask[:, None, :], MASK_VALUE)
         own_heads = scores.argmax(dim=-1)  # [B, T]
         if own_mode == "soft":
@@ -149,8 +172,12 @@ class SyntacticHead(nn.Module):
         if not dep_labels:
             return ParseOutput(scores, attention, used, scores.new_zeros(B, T, self.n_deps))
         # labels for the parent the upper layers used (D&M condition labels on the arc)
-        parents = par.gather(1, used[..., None].expand(-1, -1, par.shape[-1]))  # [B, T, dk]
-        dep_scores = self.label.score_pairs(dep, parents)  # [B, T, n_deps]
+        if packing is None:
+            parents = par.gather(1, used[..., None].expand(-1, -1, par.shape[-1]))  # [B, T, dk]
+            dep_scores = self.label.score_pairs(dep, parents)  # [B, T, n_deps]
+        else:
+            parents = par.index_select(0, packing.rows(packing.pack(used)))  # [N, dk]
+            dep_scores = packing.unpack(self.label.score_pairs(dep, parents))
         return ParseOutput(scores, attention, used, dep_scores)
 
     @staticmethod

@@ -21,14 +21,23 @@ imported inside functions only.
 from __future__ import annotations
 
 import bisect
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, cast
 
 import numpy
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, torch2xp, xp2torch
+from thinc.api import (
+    ArgsKwargs,
+    Model,
+    NumpyOps,
+    PyTorchShim,
+    PyTorchWrapper_v2,
+    torch2xp,
+    xp2torch,
+)
 from thinc.types import Floats2d, Floats3d, Ints2d
 
 from ..errors import Errors
@@ -288,7 +297,8 @@ def forward(
         raise ValueError(Errors.E153)
     batch = as_batch(batch)
     tok2vec = _tok2vec_layer(model)
-    Xs, backprop_tok2vec = tok2vec(batch.docs, is_train)
+    with _torch_gemm(tok2vec, enabled=not is_train):
+        Xs, backprop_tok2vec = tok2vec(batch.docs, is_train)
     prepared = _prepare(model, batch, Xs)
     if not prepared.windows:
         # only empty docs: nothing to encode and no gradient for the tok2vec (whose
@@ -304,6 +314,57 @@ def forward(
     return output, backprop
 
 
+class TorchGemmOps(NumpyOps):
+    """``NumpyOps`` whose ``gemm`` runs on torch's CPU BLAS (with torch's thread
+    setting, which the component keeps at 1 in ``n_process`` workers). On the project's
+    2-core AVX-512 box, blis (NumpyOps' default) takes ~3x as long for the tok2vec's
+    maxout matmuls ([~500, 640] x [640, 384]): they were most of the tok2vec's time. The
+    products differ from blis's by float rounding only."""
+
+    def gemm(
+        self,
+        x: Any,
+        y: Any,
+        *,
+        out: Optional[Any] = None,
+        trans1: bool = False,
+        trans2: bool = False,
+    ) -> Any:
+        import torch
+
+        a = torch.from_numpy(self.as_contig(x))
+        b = torch.from_numpy(self.as_contig(y))
+        a = a.T if trans1 else a
+        b = b.T if trans2 else b
+        if out is None:
+            return torch.matmul(a, b).numpy()
+        torch.matmul(a, b, out=torch.from_numpy(out))
+        return out
+
+
+_TORCH_GEMM_OPS = TorchGemmOps()
+
+
+@contextmanager
+def _torch_gemm(layer: Model, enabled: bool = True) -> Iterator[None]:
+    """Within the block, the nodes of ``layer`` that run on blis ``NumpyOps`` run on
+    :class:`TorchGemmOps` instead. Prediction only: training keeps the ops it was
+    configured with (and so its exact numerics)."""
+    swapped = []
+    if enabled:
+        for node in layer.walk():
+            ops = node.ops
+            # exactly NumpyOps (not a subclass with other kernels), with blis
+            if isinstance(ops, NumpyOps) and type(ops) is NumpyOps and ops.use_blis:
+                swapped.append((node, ops))
+                node.ops = _TORCH_GEMM_OPS
+    try:
+        yield
+    finally:
+        for node, ops in swapped:
+            node.ops = ops
+
+
 @dataclass
 class _Prepared:
     """A LisaBatch turned into padded arrays (numpy metadata, ``ops`` token vectors)."""
@@ -316,6 +377,10 @@ class _Prepared:
     given_rows: numpy.ndarray  # [S] bool: windows following the given parse
     own_parse: str  # "soft" | "argmax" for the other windows
     dep_labels: bool  # score dependency labels (else dep_scores are zeros)
+    # parent scores needed: not when every window follows the given parse and no labels
+    # are scored (the component's prediction on docs with their own parse), where
+    # nothing reads the head's own parse; training always scores them
+    head_scores: bool
     frame_window: Optional[numpy.ndarray]  # [F] or None (predict predicates)
     frame_pos: Optional[numpy.ndarray]  # [F]
     predicate_tags: numpy.ndarray  # [n_tags] bool
@@ -391,6 +456,7 @@ def _prepare(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> _Prepared:
         given_rows=given_rows,
         own_parse=own_parse,
         dep_labels=batch.dep_labels,
+        head_scores=batch.dep_labels or mode != "given",
         frame_window=frame_window,
         frame_pos=frame_pos,
         predicate_tags=_predicate_tag_mask(model),
@@ -490,6 +556,7 @@ def _convert_inputs(
         "given_rows": torch.as_tensor(prepared.given_rows, device=device),
         "own_parse": prepared.own_parse,
         "dep_labels": prepared.dep_labels,
+        "head_scores": prepared.head_scores or is_train,
         "frame_window": long(prepared.frame_window),
         "frame_pos": long(prepared.frame_pos),
         "predicate_tags": torch.as_tensor(prepared.predicate_tags, device=device),

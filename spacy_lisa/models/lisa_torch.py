@@ -21,7 +21,7 @@ gold predicates and fail when predicates must be predicted.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional, cast
 
 import torch
 import torch.nn.functional as F
@@ -33,6 +33,7 @@ from .attention import (
     MASK_VALUE,
     EncoderLayer,
     MultiHeadSelfAttention,
+    Packing,
     sinusoidal_positions,
 )
 from .biaffine import SyntacticHead
@@ -46,7 +47,9 @@ class LisaTorchOutput(NamedTuple):
     """What :meth:`LisaTorchModel.forward` returns (padded; B windows of T tokens)."""
 
     tag_scores: Tensor  # [B, T, n_tags] joint POS/predicate logits (padding rows: junk)
-    head_scores: Tensor  # [B, T, T] parent logits, masked columns MASK_VALUE; [B, 0, 0] if p=0
+    # [B, T, T] parent logits, masked columns MASK_VALUE; [B, 0, 0] if p=0; zeros when left
+    # out (head_scores=False)
+    head_scores: Tensor
     dep_scores: Tensor  # [B, T, n_deps] labels for used_heads; [B, 0, n_deps] if p=0
     role_scores: Tensor  # [F, T, n_roles] BIO role logits, padding columns MASK_VALUE
     frame_window: Tensor  # [F] long, window of each scored predicate
@@ -205,6 +208,7 @@ class LisaTorchModel(nn.Module):
         frame_pos: Optional[Tensor] = None,
         predicate_tags: Optional[Tensor] = None,
         dep_labels: bool = True,
+        head_scores: bool = True,
     ) -> LisaTorchOutput:
         """Score a batch of padded windows.
 
@@ -214,7 +218,11 @@ class LisaTorchModel(nn.Module):
         (all False / None: every window follows the model's own parse, ``own_parse``
         "soft" or "argmax"). frame_window / frame_pos [F] long: the predicates to score;
         None: predict them (argmax tag in ``predicate_tags`` [n_tags] bool).
-        dep_labels False: skip the dependency-label scorer (dep_scores are zeros).
+        dep_labels False: skip the dependency-label scorer (dep_scores are zeros);
+        head_scores False too, with every window given: skip the parent scorer as well
+        (head_scores zeros; nothing of the model's own parse is then used).
+        In eval mode the token-wise layers run on the real tokens only (see
+        :class:`~.attention.Packing`); the outputs are the same, padded.
         """
         B, T, _ = x.shape
         mask = mask.to(torch.bool)
@@ -222,9 +230,15 @@ class LisaTorchModel(nn.Module):
             raise ValueError(
                 Errors.E026.format(value=own_parse, choices=", ".join(OWN_PARSE_MODES))
             )
-        states = self.input_proj(x)  # [B, T, d]
+        packing = self._packing(mask)
+        if packing is not None:
+            # prediction: the token-wise layers run on the real tokens only (a third or
+            # more of a call's rows are padding), states [N, d] until the top
+            x = packing.pack(x)  # [N, n_in]
+        states = self.input_proj(x)  # [B, T, d] ([N, d] packed)
         if self.positions == "absolute":
-            states = states + sinusoidal_positions(T, self.width, device=x.device).to(states.dtype)
+            encoding = sinusoidal_positions(T, self.width, device=x.device).to(states.dtype)
+            states = states + (encoding if packing is None else encoding[packing.position])
         states = self.input_dropout(states)
         tag_scores: Optional[Tensor] = None
         parse = None
@@ -238,13 +252,23 @@ class LisaTorchModel(nn.Module):
                     given_rows=given_rows,
                     own_mode=own_parse,
                     dep_labels=dep_labels,
+                    packing=packing,
+                    head_scores=head_scores,
                 )
                 override = parse.attention  # [B, T, T] replaces head 0 of layer p
-            states = layer(states, mask, override_head=override)  # [B, T, d]
+            if packing is None:
+                states = layer(states, mask, override_head=override)  # [B, T, d]
+            else:
+                encoder_layer = cast(EncoderLayer, layer)
+                states = encoder_layer.forward_packed(states, mask, packing, override_head=override)
             if j == self.tag_layer:
                 hidden = F.leaky_relu(self.tag_hidden(states), LEAKY_SLOPE)
                 tag_scores = self.tag_output(self.tag_dropout(hidden))  # [B, T, n_tags]
+                if packing is not None:
+                    tag_scores = packing.unpack(tag_scores)
         assert tag_scores is not None  # tag_layer <= depth, checked in __init__
+        if packing is not None:
+            states = packing.unpack(states)  # [B, T, d] for the top layer and scorers
         if frame_window is None or frame_pos is None:
             frame_window, frame_pos = self.predict_predicates(tag_scores, mask, predicate_tags)
         label_attention = None
@@ -259,18 +283,18 @@ class LisaTorchModel(nn.Module):
                 states, frame_window, frame_pos
             )
         if parse is None:
-            head_scores = x.new_zeros(B, 0, 0)
+            parent_scores = x.new_zeros(B, 0, 0)
             dep_scores = x.new_zeros(B, 0, self.n_deps)
             used_heads = None
         else:
-            head_scores, dep_scores, used_heads = (
+            parent_scores, dep_scores, used_heads = (
                 parse.head_scores,
                 parse.dep_scores,
                 parse.used_heads,
             )
         return LisaTorchOutput(
             tag_scores=tag_scores,
-            head_scores=head_scores,
+            head_scores=parent_scores,
             dep_scores=dep_scores,
             role_scores=role_scores,
             frame_window=frame_window,
@@ -281,6 +305,16 @@ class LisaTorchModel(nn.Module):
             lemma_scores=lemma_scores,
             pred_pos_scores=pred_pos_scores,
         )
+
+    def _packing(self, mask: Tensor) -> Optional[Packing]:
+        """The packing of ``mask`` at prediction (eval mode) when every encoder layer
+        can run packed and positions are absolute; None otherwise (training runs padded,
+        as its dropout masks are drawn per padded row)."""
+        if self.training or self.positions != "absolute":
+            return None
+        if not all(isinstance(layer, EncoderLayer) and layer.packable() for layer in self.layers):
+            return None
+        return Packing.of(mask)
 
     @staticmethod
     def predict_predicates(

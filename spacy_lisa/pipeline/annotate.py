@@ -14,6 +14,7 @@ from thinc.api import Ops
 from ..errors import Warnings
 from ..frames import set_srl_frames
 from ..models.types import LisaOutput
+from .batching import doc_heads
 from .labels import PREDICATE_SUFFIX
 from .senses import PredicateContext, ptb_upos
 
@@ -41,7 +42,10 @@ def annotate_group(
     tag_ids = ops.to_numpy(out.tag_scores).argmax(axis=-1) if len(tags) else None
     used_heads = ops.to_numpy(out.used_heads) if out.used_heads is not None else None
     has_syntax = used_heads is not None
-    dep_ids = ops.to_numpy(out.dep_scores).argmax(axis=-1) if deps else None
+    # the doc's own labels are written where its parse was followed (no label scores)
+    dep_ids = (
+        ops.to_numpy(out.dep_scores).argmax(axis=-1) if deps and parse_source != "doc" else None
+    )
     frames_idx = ops.to_numpy(out.frames).astype(np.int64).reshape(-1, 2)
     attention = ops.to_numpy(out.label_attention) if out.label_attention is not None else None
     frame_labels = frame_label_decoder(out, ops, cfg, tables)
@@ -75,19 +79,20 @@ def annotate_group(
         length = w_end - w_start
         if doc_i not in pos_by_doc:  # the doc's first window
             pos_by_doc[doc_i] = [""] * len(doc)
-            # a model without a syntactic head (SA, parse_layer = 0) follows no parse
-            parse_by_doc[doc_i] = (
-                {"heads": list(range(len(doc))), "deps": [""] * len(doc)} if has_syntax else None
-            )
+            # a model without a syntactic head (SA, parse_layer = 0) follows no parse;
+            # one that followed the doc's parse followed all of it (windows cover the doc)
+            if not has_syntax:
+                parse_by_doc[doc_i] = None
+            elif parse_source == "doc":
+                parse_by_doc[doc_i] = doc_parse(doc)
+            else:
+                parse_by_doc[doc_i] = {"heads": list(range(len(doc))), "deps": [""] * len(doc)}
         parse = parse_by_doc[doc_i]
-        if parse is not None and used_heads is not None:
+        if parse is not None and used_heads is not None and parse_source != "doc":
             heads = w_start + used_heads[s, :length].astype(np.int64)
             parse["heads"][w_start:w_end] = heads.tolist()
             if dep_ids is not None:
                 parse["deps"][w_start:w_end] = dep_names[dep_ids[s, :length]].tolist()
-        if parse is not None and parse_source == "doc":
-            parse["heads"][w_start:w_end] = [t.head.i for t in doc[w_start:w_end]]
-            parse["deps"][w_start:w_end] = [t.dep_ for t in doc[w_start:w_end]]
         if tag_ids is not None:
             window_tags = tag_ids[token_offset : token_offset + length]
             pos_by_doc[doc_i][w_start:w_end] = pos_names[window_tags].tolist()
@@ -141,6 +146,16 @@ def annotate_group(
             doc._.srl_label_attention = {"heads": names, "weights": attn_by_doc[doc_i]}
         if cfg["overwrite_parse"] and parse_source == "model" and doc._.srl_parse:
             write_parse(doc, doc._.srl_parse["heads"], doc._.srl_parse["deps"])
+
+
+def doc_parse(doc: Doc) -> Dict[str, List[Any]]:
+    """The doc's own parse as ``doc._.srl_parse`` holds it: absolute heads (root: its
+    own index) and labels, read as arrays rather than token by token."""
+    from spacy.attrs import DEP
+
+    strings = doc.vocab.strings
+    labels = doc.to_array(DEP).tolist() if len(doc) else []
+    return {"heads": doc_heads(doc).tolist(), "deps": [strings[label] for label in labels]}
 
 
 def frame_label_decoder(

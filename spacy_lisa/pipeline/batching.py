@@ -132,6 +132,18 @@ def resolve_parse_source(doc: Doc, parse_source: str) -> str:
     return parse_source
 
 
+def doc_heads(doc: Doc) -> Ints1d:
+    """Absolute head index of every token of ``doc`` (root: its own index), from the
+    doc's arrays (``token.head.i`` without making a Token per token)."""
+    from spacy.attrs import HEAD
+
+    if len(doc) == 0:
+        return ints1d([])
+    # HEAD is stored relative to the token, as uint64 (negative offsets wrap around)
+    relative = doc.to_array(HEAD).astype(np.int64)
+    return cast(Ints1d, (np.arange(len(doc), dtype=np.int64) + relative).astype("i"))
+
+
 def doc_predicates(doc: Doc) -> Ints1d:
     marked = doc._.srl_predicates
     if marked is None:
@@ -154,7 +166,7 @@ def predict_batch(
         return LisaBatch(
             docs=docs,
             windows=windows,
-            heads=[ints1d([t.head.i for t in d]) for d in docs],
+            heads=[doc_heads(d) for d in docs],
             predicates=predicates,
             parse_mode="given",
             dep_labels=False,  # the doc's own labels are written (annotate_group)
@@ -204,8 +216,11 @@ def prediction_windows(
     return windows
 
 
-# padded tokens (windows x longest window) per model call at prediction
-PREDICT_CHUNK_TOKENS = 512
+# padded tokens (windows x longest window) per model call at prediction. The encoder's
+# token-wise layers run on the real tokens only (lisa_torch's packing), so padding costs
+# only attention and the role scorer: 1,024 beat 512 (before packing's best), 1,536,
+# 2,048 and 3,072 on EWT dev sentences, one thread, under load (BENCHMARKS.md, issue 14)
+PREDICT_CHUNK_TOKENS = 1024
 
 
 def length_chunks(

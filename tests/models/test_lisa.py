@@ -602,3 +602,79 @@ upstream = "*"
 
 def test_registered_name_resolves_to_the_builder():
     assert registry.architectures.get("spacy-lisa.LISA.v1") is build_lisa_model
+
+
+# ------------------------------------------------------------------ prediction speed (issue 14)
+def test_tok2vec_predicts_with_torch_gemm_and_trains_with_its_own_ops(monkeypatch):
+    """At prediction the tok2vec's blis NumpyOps nodes run their matmuls on torch
+    (TorchGemmOps), restored afterwards; training keeps the configured ops. The outputs
+    agree up to float rounding."""
+    from thinc.api import NumpyOps
+
+    from spacy_lisa.models.lisa import TorchGemmOps, _torch_gemm
+
+    model = make_model()
+    batch = make_batch(make_docs()[:4], dep_labels=False)
+    model.initialize(X=batch)
+    tok2vec = model.layers[0]
+    ops_before = [node.ops for node in tok2vec.walk()]
+    assert all(type(ops) is NumpyOps for ops in ops_before)
+    calls = []
+    original = TorchGemmOps.gemm
+    monkeypatch.setattr(
+        TorchGemmOps, "gemm", lambda self, *a, **k: calls.append(1) or original(self, *a, **k)
+    )
+    fast = model.predict(batch)
+    assert calls and [node.ops for node in tok2vec.walk()] == ops_before
+    n_calls = len(calls)
+    model.begin_update(batch)
+    assert len(calls) == n_calls  # training: blis, as configured
+    with monkeypatch.context() as patch:  # the reference: blis at prediction too
+        patch.setattr(
+            "spacy_lisa.models.lisa._torch_gemm",
+            lambda layer, enabled=True: _torch_gemm(layer, False),
+        )
+        slow = model.predict(batch)
+    assert len(calls) == n_calls
+    for name in ("tag_scores", "role_scores", "dep_scores"):
+        numpy.testing.assert_allclose(
+            getattr(fast, name), getattr(slow, name), rtol=1e-4, atol=1e-4
+        )
+
+
+@pytest.mark.parametrize("trans1", [False, True])
+@pytest.mark.parametrize("trans2", [False, True])
+@pytest.mark.parametrize("into", [False, True])
+def test_torch_gemm_ops_equals_numpy(trans1, trans2, into):
+    from spacy_lisa.models.lisa import TorchGemmOps
+
+    rng = numpy.random.default_rng(0)
+    x = rng.normal(size=(7, 5) if not trans1 else (5, 7)).astype("f")
+    y = rng.normal(size=(5, 3) if not trans2 else (3, 5)).astype("f")
+    expected = (x.T if trans1 else x) @ (y.T if trans2 else y)
+    out = numpy.zeros((7, 3), dtype="f") if into else None
+    got = TorchGemmOps().gemm(x, y, out=out, trans1=trans1, trans2=trans2)
+    numpy.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert isinstance(got, numpy.ndarray) and got.shape == (7, 3)
+    if into:
+        assert got is out
+
+
+def test_given_parse_without_labels_skips_head_scores_at_prediction_only():
+    """The component's batches on docs with their own parse (given, no labels): no
+    parent scores at prediction (zeros), the same other outputs; training scores them."""
+    model = make_model()
+    docs = make_docs()[:3]
+    lean_batch = make_batch(docs, dep_labels=False)
+    model.initialize(X=lean_batch)
+    lean = model.predict(lean_batch)
+    full = model.predict(make_batch(docs))
+    assert not lean.head_scores.any() and lean.head_scores.shape == full.head_scores.shape
+    assert full.head_scores.any()
+    numpy.testing.assert_array_equal(lean.used_heads, full.used_heads)
+    numpy.testing.assert_allclose(lean.role_scores, full.role_scores, rtol=1e-5, atol=1e-5)
+    numpy.testing.assert_allclose(lean.tag_scores, full.tag_scores, rtol=1e-5, atol=1e-5)
+    trained, _ = model.begin_update(lean_batch)
+    assert trained.head_scores.any()  # the head's loss needs them
+    own = model.predict(make_batch(docs, mode="argmax", dep_labels=False))
+    assert own.head_scores.any()  # the model's own parse: needed
