@@ -17,6 +17,10 @@ load), median reported. Words are the tokens of the docs each pipeline returns. 
 ratios (``lisa/parser``, ``both/parser``, ...) are printed last: compare ratios, not
 absolute figures, on a loaded machine.
 
+``--torch-threads 1,2`` times the ``lisa`` pipeline (one process) at each of those torch
+intra-op thread counts instead, interleaved: whether a second thread pays for this small
+model (if not, one thread leaves the other core to a second ``n_process`` worker).
+
 ``--n-process 2`` times the ``lisa`` pipeline with ``n_process=2`` against ``n_process=1``
 instead (interleaved the same way), and ``n_process=2`` with srsly's uncached msgpack
 codec lookups (``spacy_lisa.msgpack_codecs``: what moving each doc between processes cost
@@ -25,7 +29,7 @@ large enough that starting the worker processes (each forks, then sends its anno
 docs back) is spread over more text, as when users annotate corpora.
 
     python benchmarks/bench_pipeline_speed.py [--lisa PATH] [--parser PATH] [--trf PATH]
-        [--limit N] [--repeats 3] [--n-process 2 [--copies 4]]
+        [--limit N] [--repeats 3] [--n-process 2 [--copies 4]] [--torch-threads 1,2]
 
 Before the trained models exist, any saved pipelines do to check that it runs, e.g.
 ``--lisa tests/fixtures/presplit/pipeline`` (``--parser blank`` builds a blank English
@@ -98,6 +102,18 @@ def run_pipe_uncached(nlp: Language, texts: List[str], batch_size: int, n_proces
         return run_pipe(nlp, texts, batch_size, n_process)
 
 
+def run_pipe_threads(nlp: Language, texts: List[str], batch_size: int, threads: int) -> int:
+    """:func:`run_pipe` with torch at ``threads`` intra-op threads (restored after)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return run_pipe(nlp, texts, batch_size)
+    finally:
+        torch.set_num_threads(before)
+
+
 def interleaved(fns: Dict[str, Callable[[], int]], repeats: int) -> Dict[str, Dict[str, float]]:
     """Median seconds and words/s per function, the functions run round-robin."""
     times: Dict[str, List[float]] = {name: [] for name in fns}
@@ -139,6 +155,9 @@ def main() -> None:
         "--n-process", type=int, default=1, help="> 1: lisa with n_process=N vs 1 only"
     )
     parser.add_argument("--copies", type=int, default=1, help="repeat the texts K times")
+    parser.add_argument(
+        "--torch-threads", default=None, help="e.g. 1,2: lisa at each torch thread count only"
+    )
     args = parser.parse_args()
 
     texts = dev_texts(Path(args.dev), args.limit) * max(1, args.copies)
@@ -147,6 +166,13 @@ def main() -> None:
     print(f"lisa: {args.lisa} {lisa.pipe_names}", flush=True)
     batch = args.batch_size
     fns: Dict[str, Callable[[], int]]
+    if args.torch_threads:
+        counts = [int(n) for n in args.torch_threads.split(",")]
+        fns = {f"lisa_t{n}": partial(run_pipe_threads, lisa, texts, batch, n) for n in counts}
+        run_pipe(lisa, texts[: args.warmup], batch)
+        print(f"warmed up; timing torch threads {counts}, {args.repeats} repeats", flush=True)
+        report(interleaved(fns, args.repeats), f"lisa_t{counts[0]}")
+        return
     if args.n_process > 1:
         n = args.n_process
         fns = {
