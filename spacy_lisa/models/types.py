@@ -102,7 +102,8 @@ class LisaBatch:
     gold_parse_prob: float = 1.0
     # False: leave the dependency-label scores out (``dep_scores`` all zero), e.g. at
     # prediction on docs whose own parse labels are written (a quarter of the encoder's
-    # cost on CPU)
+    # cost on CPU); with parse_mode "given" at prediction, the parent scores too
+    # (``head_scores`` all zero: nothing reads the model's own parse)
     dep_labels: bool = True
 
 
