@@ -111,3 +111,18 @@ def test_loaded_pipeline_keeps_the_averaging_shim():
     loaded.from_bytes(nlp.to_bytes())
     shim = _lisa_layer(loaded.get_pipe("lisa_srl").model).shims[0]
     assert isinstance(shim, AveragedPyTorchShim)
+
+
+def test_prediction_leaves_eval_mode_and_training_switches_back():
+    """Dropout is off in a prediction and on in the next update, without the per-call
+    switch back to train mode of Thinc's PyTorchShim.predict."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Dropout(0.5))
+    wrapper = use_averaged_shim(PyTorchWrapper_v2(net))
+    X = numpy.ones((64, 3), dtype="float32")
+    first, second = wrapper.predict(X), wrapper.predict(X)
+    assert not net.training
+    numpy.testing.assert_array_equal(first, second)  # no dropout: deterministic
+    Y, _ = wrapper.begin_update(X)
+    assert net.training
+    assert (Y == 0).any()  # dropout applied in training
