@@ -128,11 +128,23 @@ class LemmaTrees:
         without repeats."""
         form = form.lower()
         ranked: List[str] = []
-        for tree in np.argsort(-scores, kind="stable")[:k]:
+        for tree in top_k(scores, k):
             lemma = self.trees.apply(self.tree_ids[int(tree)], form)
             if lemma and lemma not in ranked:
                 ranked.append(lemma)
         return ranked
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` highest ``scores``, highest first, ties in index order:
+    exactly ``np.argsort(-scores, kind="stable")[:k]``, without sorting every class (a
+    full sort per predicted frame was ~3% of ``nlp.pipe`` on lisa_cpu)."""
+    n = len(scores)
+    if n <= k:
+        return np.argsort(-scores, kind="stable")
+    threshold = np.partition(scores, n - k)[n - k]  # the k-th highest value
+    candidates = np.flatnonzero(scores >= threshold)  # ties at the threshold included
+    return candidates[np.argsort(-scores[candidates], kind="stable")][:k]
 
 
 def roleset_particles(roleset: str) -> Tuple[str, ...]:

@@ -3,6 +3,7 @@ lemma and UPOS classifiers, the candidates of a lemma and the predicate_pos swit
 
 from __future__ import annotations
 
+import numpy
 import pytest
 import spacy
 from spacy.tokens import Doc
@@ -287,3 +288,14 @@ def test_frame_label_tables_are_built_once_and_follow_cfg(trained):
     reloaded = srl._frame_label_tables()
     assert reloaded is not tables
     assert reloaded.senses.senses == tables.senses.senses
+
+
+def test_top_k_is_the_stable_argsort_prefix():
+    from spacy_lisa.pipeline.senses import top_k
+
+    rng = numpy.random.default_rng(0)
+    for n, k in ((3, 5), (50, 5), (50, 1), (200, 5)):
+        # few distinct values: many ties, also at the k-th place
+        scores = rng.integers(0, 4, size=n).astype("float32")
+        expected = numpy.argsort(-scores, kind="stable")[:k]
+        numpy.testing.assert_array_equal(top_k(scores, k), expected)
