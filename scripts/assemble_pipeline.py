@@ -7,8 +7,11 @@ with the EWT-style tokenizer.
 
 The result is what ``spacy package`` turns into ``en_lisa_srl_ewt_cpu`` /
 ``en_lisa_srl_ewt_trf``. ``lisa_srl`` follows the parser's parse there
-(``parse_source="auto"``), takes the lemmatiser's lemmas where its own lemma has no
-roleset candidates, and its windows are the parser's sentences.
+(``parse_source="auto"``), unless ``--parse-source model`` keeps it on its own parse
+(for a ``lisa_srl`` whose own parse is better than the parser's: the transformer's UAS
+on EWT dev is about 89 against the parser's 83); either way it takes the lemmatiser's
+lemmas where its own lemma has no roleset candidates, and its windows are the parser's
+sentences.
 """
 
 from __future__ import annotations
@@ -52,8 +55,15 @@ def main() -> None:
     parser.add_argument("output", type=Path)
     parser.add_argument("--name", default=None, help="meta name, e.g. lisa_srl_ewt_cpu")
     parser.add_argument("--default-tokenizer", action="store_true")
+    parser.add_argument(
+        "--parse-source",
+        choices=("auto", "model"),
+        default="auto",
+        help="the parse lisa_srl follows: the parser's (auto) or its own (model)",
+    )
     args = parser.parse_args()
     nlp = assemble(args.srl, args.parser, ewt_tokenizer=not args.default_tokenizer)
+    nlp.get_pipe("lisa_srl").parse_source = args.parse_source
     if args.name:
         nlp.meta["name"] = args.name
     nlp.meta["description"] = (
