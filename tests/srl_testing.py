@@ -48,14 +48,21 @@ def train_tiny_pipeline(
     """A sentencizer + ``lisa_srl`` (``model``) pipeline overfit on ``sentences`` (text
     with space-separated tokens, heads, deps, one-token predicates with their roles)."""
     import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("lisa_srl", config={"model": model, **config})
+    return overfit(nlp, gold_examples(nlp, sentences), steps=steps)
+
+
+def gold_examples(nlp: Any, sentences: Iterable[Sentence]) -> List[Any]:
+    """Examples of ``sentences``: the text through ``nlp``'s tokenizer, the reference
+    with the gold parse and frames."""
     from spacy.tokens import Doc
     from spacy.training import Example
 
     from spacy_lisa.frames import set_srl_frames
 
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    nlp.add_pipe("lisa_srl", config={"model": model, **config})
     examples = []
     for text, heads, deps, frames in sentences:
         reference = Doc(nlp.vocab, words=text.split(), heads=heads, deps=deps)
@@ -67,7 +74,7 @@ def train_tiny_pipeline(
             ],
         )
         examples.append(Example(nlp.make_doc(text), reference))
-    return overfit(nlp, examples, steps=steps)
+    return examples
 
 
 def overfit(nlp: Any, examples: List[Any], *, steps: int) -> Any:

@@ -13,13 +13,11 @@ import numpy
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
-from spacy.training import Example
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
+from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples, train_tiny_pipeline
 from thinc.api import fix_random_seed
 
 from spacy_lisa.corpus.docbin import write_docbin
 from spacy_lisa.corpus.readers import SRLCorpus, sentence_doc
-from spacy_lisa.frames import set_srl_frames
 from spacy_lisa.pipeline.teacher import TEACHER_KEY, label_with_teacher, soft_targets
 
 REPO = Path(__file__).parents[2]
@@ -30,24 +28,9 @@ def teacher():
     return train_tiny_pipeline(TEXT_SENTENCES, TINY_MODEL, steps=60)
 
 
-def gold_examples(nlp):
-    examples = []
-    for text, heads, deps, frames in TEXT_SENTENCES:
-        reference = Doc(nlp.vocab, words=text.split(), heads=heads, deps=deps)
-        set_srl_frames(
-            reference,
-            [
-                {"predicate": [p, p + 1], "roleset": rs, "roles": [list(r) for r in roles]}
-                for p, rs, roles in frames
-            ],
-        )
-        examples.append(Example(nlp.make_doc(text), reference))
-    return examples
-
-
 def test_teacher_stores_a_distribution_per_gold_predicate_and_token(teacher):
     srl = teacher.get_pipe("lisa_srl")
-    examples = gold_examples(teacher)
+    examples = gold_examples(teacher, TEXT_SENTENCES)
     n_frames = label_with_teacher(srl.model, srl.cfg, examples, top_k=3)
     assert n_frames == sum(len(frames) for *_, frames in TEXT_SENTENCES)
     roles = srl.cfg["labels"]["roles"]
@@ -69,7 +52,7 @@ def test_teacher_stores_a_distribution_per_gold_predicate_and_token(teacher):
 
 def test_soft_targets_follow_the_student_labels_through_docbin_and_sentence_cuts(teacher, tmp_path):
     srl = teacher.get_pipe("lisa_srl")
-    examples = gold_examples(teacher)
+    examples = gold_examples(teacher, TEXT_SENTENCES)
     label_with_teacher(srl.model, srl.cfg, examples, top_k=4)
     # two sentences in one doc: the reader's sentence cut must re-base the teacher data
     first, second = examples[0].reference, examples[2].reference
@@ -123,7 +106,7 @@ def test_soft_targets_follow_the_student_labels_through_docbin_and_sentence_cuts
 
 def test_teacher_share_changes_training_only_when_set(teacher):
     srl = teacher.get_pipe("lisa_srl")
-    examples = gold_examples(teacher)
+    examples = gold_examples(teacher, TEXT_SENTENCES)
     label_with_teacher(srl.model, srl.cfg, examples)
 
     def loss_after_init(share):
@@ -148,7 +131,9 @@ def test_teacher_share_above_one_fails_at_construction():
 
 def test_teacher_labels_script_writes_training_data(teacher, tmp_path):
     teacher.to_disk(tmp_path / "teacher")
-    write_docbin([eg.reference for eg in gold_examples(teacher)], tmp_path / "train.spacy")
+    write_docbin(
+        [eg.reference for eg in gold_examples(teacher, TEXT_SENTENCES)], tmp_path / "train.spacy"
+    )
     result = subprocess.run(
         [
             sys.executable,
