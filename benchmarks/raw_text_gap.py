@@ -2,10 +2,12 @@
 with gold tokens and gold sentences, with the pipeline's tokens and gold sentences
 (the segmentation oracle: each gold sentence's text through the pipeline alone), and on
 raw document text (the pipeline tokenises, segments and parses), one after the other,
-``lisa_srl`` following the pipeline's parser in all three (``parse_source="auto"`` of an
-assembled pipeline).
+``lisa_srl`` following the same parse in all three: the pipeline's parser
+(``parse_source="auto"`` of an assembled pipeline) or, in a pipeline assembled with
+``--parse-source model``, its own.
 
-- gold sentences = ``spacy-lisa evaluate PIPELINE corpus/dev.spacy --parse doc``;
+- gold sentences = ``spacy-lisa evaluate PIPELINE corpus/dev.spacy --parse doc`` (or
+  ``--parse model``);
 - oracle segmentation = ``evaluate_raw(nlp, documents, gold_sentences=True)``;
 - raw text = ``spacy-lisa evaluate PIPELINE corpus/dev.docs.spacy --raw``.
 
@@ -44,18 +46,22 @@ def main() -> None:
     args = parser.parse_args()
 
     rows = []
-    gold = evaluate(args.pipeline, args.dev, parse="doc", convention=args.convention)
-    rows.append(("gold tokens, gold sentences", gold))
     nlp = spacy.load(args.pipeline)
+    # the parse the pipeline's lisa_srl follows in nlp(text), in all three conditions: the
+    # parser's ("auto" behind a parser), or its own (the transformer pipeline's "model")
+    srl = next(pipe for _, pipe in nlp.pipeline if hasattr(pipe, "parse_source"))
+    parse = "model" if srl.parse_source == "model" else "doc"
+    gold = evaluate(args.pipeline, args.dev, parse=parse, convention=args.convention)
+    rows.append((f"gold tokens, gold sentences ({parse} parse)", gold))
     docs = list(DocBin().from_disk(args.docs).get_docs(nlp.vocab))
     for name, oracle in (("pipeline tokens, gold sentences", True), ("raw text", False)):
         result = evaluate_raw(nlp, docs, convention=args.convention, gold_sentences=oracle)
         rows.append((name, result.to_scores()))
-    print(f"{'condition':<34} {'P':>6} {'R':>6} {'F1':>6} {'pred F1':>8} {'sentences':>10}")
+    print(f"{'condition':<46} {'P':>6} {'R':>6} {'F1':>6} {'pred F1':>8} {'sentences':>10}")
     for name, scores in rows:
         sentences = scores.get("n_pred_sentences", "")
         print(
-            f"{name:<34} {100 * scores['srl_p']:6.2f} {100 * scores['srl_r']:6.2f} "
+            f"{name:<46} {100 * scores['srl_p']:6.2f} {100 * scores['srl_r']:6.2f} "
             f"{100 * scores['srl_f']:6.2f} {100 * scores['srl_pred_f']:8.2f} {sentences!s:>10}"
         )
     gap = 100 * (rows[0][1]["srl_f"] - rows[2][1]["srl_f"])
