@@ -10,6 +10,7 @@ buffer 256), interleaved step by step, it measures:
 and prints the median training words/s (spaCy tokens) of each after warm-up, and the ratio.
 
     python benchmarks/bench_trf_training.py --config configs/lisa_trf.cfg --steps 20 --threads 2
+    python benchmarks/bench_trf_training.py --autocast off   # bf16 autocast forced off
     python benchmarks/bench_trf_training.py --profile 1   # cProfile one nlp.update step
 
 Box note: figures depend on the machine and its load; on a shared box run under load they
@@ -50,15 +51,21 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--init-examples", type=int, default=200)
-    parser.add_argument("--autocast", action="store_true", help="bf16 autocast in the tok2vec")
+    parser.add_argument(
+        "--autocast",
+        choices=["config", "on", "off"],
+        default="config",
+        help="bf16 autocast around the transformer: as the config says, or forced on/off",
+    )
     parser.add_argument("--profile", type=int, default=0, help="cProfile this many steps")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)  # benchmark script: sets threads for itself only
 
     overrides = {}
-    if args.autocast:
-        overrides["components.lisa_srl.model.tok2vec.autocast"] = True
+    if args.autocast != "config":
+        overrides["components.lisa_srl.model.tok2vec.autocast"] = args.autocast == "on"
     config = load_config(args.config, overrides=overrides, interpolate=True)
+    autocast = config["components"]["lisa_srl"]["model"]["tok2vec"].get("autocast", False)
     nlp = spacy.util.load_model_from_config(config, auto_fill=True)
     corpus = SRLCorpus(args.train, gold_preproc=True)
     examples = list(corpus(nlp))
@@ -126,7 +133,7 @@ def main() -> None:
                 rates[name].append(n_words / elapsed)
     floor = statistics.median(rates["floor"])
     lisa = statistics.median(rates["lisa"])
-    print(f"config: {args.config}, autocast={args.autocast}, {len(rates['lisa'])} steps")
+    print(f"config: {args.config}, autocast={autocast}, {len(rates['lisa'])} steps")
     print(f"(a) bare transformer fwd+bwd+AdamW: {floor:8.1f} words/s (median)")
     print(f"(b) nlp.update ({Path(args.config).stem}): {lisa:8.1f} words/s (median)")
     print(f"ratio (b)/(a): {lisa / floor:.2f}")
