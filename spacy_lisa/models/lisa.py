@@ -78,6 +78,7 @@ def build_lisa_model(
     parse_head_width: int = LISA_DEFAULTS["parse_head_width"],
     role_width: int = LISA_DEFAULTS["role_width"],
     positions: str = LISA_DEFAULTS["positions"],
+    detach_frame_heads: bool = LISA_DEFAULTS["detach_frame_heads"],
     role_scorer: Optional[Callable[[int, int], Any]] = None,
     top_layer: Optional[Callable[[int], Any]] = None,
     mixed_precision: bool = False,
@@ -92,7 +93,9 @@ def build_lisa_model(
     parse_dep_width / parse_head_width: sizes of Q_parse (dependent) and K_parse
     (parent). role_width: predicate/role (and POS/predicate) representation size of the
     default bilinear role scorer. positions: "absolute" (sinusoids added to the input)
-    or "relative" (FLAT relative attention in every layer). role_scorer: a builder
+    or "relative" (FLAT relative attention in every layer). detach_frame_heads: the
+    per-predicate roleset, lemma and UPOS classifiers learn on the encoder's states
+    without training the encoder (their losses then cannot cost SRL F1). role_scorer: a builder
     (width, n_roles) -> module, e.g. ``spacy-lisa.LANRoleScorer.v1``; default bilinear.
     top_layer: a builder width -> module on top of the encoder, e.g.
     ``spacy-lisa.LabelAttentionLayer.v1``. mixed_precision: autocast on GPU.
@@ -133,6 +136,7 @@ def build_lisa_model(
         parse_head_width=parse_head_width,
         role_width=role_width,
         positions=positions,
+        detach_frame_heads=detach_frame_heads,
     )
 
     return Model(

@@ -64,12 +64,21 @@ class LisaTorchOutput(NamedTuple):
 class FrameClassifier(nn.Module):
     """Per-predicate classifiers on the predicate token's top state: roleset (sense),
     lemma edit tree and UPOS, over one shared MLP (sized like the role scorer's predicate
-    MLP). A classifier with 0 classes is left out."""
+    MLP). A classifier with 0 classes is left out. ``detach``: read the states without
+    passing gradients back to the encoder."""
 
     def __init__(
-        self, width: int, hidden: int, n_senses: int, n_lemmas: int, n_pos: int, dropout: float
+        self,
+        width: int,
+        hidden: int,
+        n_senses: int,
+        n_lemmas: int,
+        n_pos: int,
+        dropout: float,
+        detach: bool = False,
     ) -> None:
         super().__init__()
+        self.detach = detach
         self.mlp = nn.Linear(width, hidden)
         self.dropout = nn.Dropout(dropout)
         self.sense = nn.Linear(hidden, n_senses) if n_senses else None
@@ -87,15 +96,16 @@ class FrameClassifier(nn.Module):
 
     def extra_repr(self) -> str:
         sizes = [0 if h is None else h.out_features for h in (self.sense, self.lemma, self.pos)]
-        return f"senses={sizes[0]}, lemmas={sizes[1]}, pos={sizes[2]}"
+        return f"senses={sizes[0]}, lemmas={sizes[1]}, pos={sizes[2]}, detach={self.detach}"
 
     def forward(
         self, states: Tensor, frame_window: Tensor, frame_pos: Tensor
     ) -> tuple[Optional[Tensor], Optional[Tensor], Optional[Tensor]]:
         """states [B, T, d], frame_window / frame_pos [F] -> logits [F, n] per head."""
-        hidden = self.dropout(
-            F.leaky_relu(self.mlp(states[frame_window, frame_pos]), LEAKY_SLOPE)
-        )  # [F, h]
+        predicates = states[frame_window, frame_pos]  # [F, d]
+        if self.detach:
+            predicates = predicates.detach()
+        hidden = self.dropout(F.leaky_relu(self.mlp(predicates), LEAKY_SLOPE))  # [F, h]
         return tuple(  # type: ignore[return-value]
             None if head is None else head(hidden) for head in (self.sense, self.lemma, self.pos)
         )
@@ -183,7 +193,13 @@ class LisaTorchModel(nn.Module):
         self.frame_classifier: Optional[FrameClassifier] = None
         if n_senses or n_lemmas or n_pred_pos:
             self.frame_classifier = FrameClassifier(
-                width, role_width, n_senses, n_lemmas, n_pred_pos, dropout
+                width,
+                role_width,
+                n_senses,
+                n_lemmas,
+                n_pred_pos,
+                dropout,
+                detach=sizes.detach_frame_heads,
             )
         self.reset_parameters()
 

@@ -51,6 +51,9 @@ class LisaSizes:
     parse_head_width: int = 64
     role_width: int = 128
     positions: str = "absolute"
+    # the per-predicate classifiers (roleset, lemma, UPOS) read the encoder's states
+    # detached: their losses train them alone, not the encoder the roles share
+    detach_frame_heads: bool = False
 
 
 LISA_DEFAULTS: Dict[str, Any] = asdict(LisaSizes())
