@@ -49,8 +49,7 @@ def main() -> None:
     nlp = spacy.load(args.pipeline)
     # the parse the pipeline's lisa_srl follows in nlp(text), in all three conditions: the
     # parser's ("auto" behind a parser), or its own (the transformer pipeline's "model")
-    srl = next(pipe for _, pipe in nlp.pipeline if hasattr(pipe, "parse_source"))
-    parse = "model" if srl.parse_source == "model" else "doc"
+    parse = "model" if nlp.get_pipe("lisa_srl").parse_source == "model" else "doc"
     gold = evaluate(args.pipeline, args.dev, parse=parse, convention=args.convention)
     rows.append((f"gold tokens, gold sentences ({parse} parse)", gold))
     docs = list(DocBin().from_disk(args.docs).get_docs(nlp.vocab))
