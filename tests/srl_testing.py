@@ -170,3 +170,34 @@ TEXT_SENTENCES: List[Sentence] = [
         [(1, "give.01", [(0, 1, "ARG0"), (2, 3, "ARG2"), (3, 4, "ARG1")])],
     ),
 ]
+
+
+# a LisaTorchModel small enough to build and run in milliseconds (tests/models)
+TINY_TORCH_SIZES: Dict[str, Any] = {
+    "width": 16,
+    "depth": 3,
+    "n_heads": 4,
+    "ffn_width": 32,
+    "tag_layer": 1,
+    "parse_layer": 2,
+    "parse_dep_width": 12,
+    "parse_head_width": 8,
+    "role_width": 10,
+}
+# LisaTorchModel's keyword arguments that are not LisaSizes fields
+TORCH_MODULE_OPTIONS = ("role_scorer", "top_layer", "n_senses", "n_lemmas", "n_pred_pos")
+
+
+def tiny_lisa_torch(n_in: int, n_tags: int, n_deps: int, n_roles: int, **options: Any) -> Any:
+    """A tiny ``LisaTorchModel`` built from seed 0: ``options`` override
+    :data:`TINY_TORCH_SIZES` or name the module's optional parts
+    (:data:`TORCH_MODULE_OPTIONS`)."""
+    import torch
+
+    from spacy_lisa.models.lisa_torch import LisaTorchModel
+    from spacy_lisa.models.types import LisaSizes
+
+    torch.manual_seed(0)
+    parts = {k: options.pop(k) for k in TORCH_MODULE_OPTIONS if k in options}
+    sizes = LisaSizes(**{**TINY_TORCH_SIZES, **options})
+    return LisaTorchModel(n_in, n_tags, n_deps, n_roles, sizes, **parts)

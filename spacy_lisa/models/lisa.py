@@ -79,6 +79,7 @@ def build_lisa_model(
     role_width: int = LISA_DEFAULTS["role_width"],
     positions: str = LISA_DEFAULTS["positions"],
     detach_frame_heads: bool = LISA_DEFAULTS["detach_frame_heads"],
+    sense_head: str = LISA_DEFAULTS["sense_head"],
     role_scorer: Optional[Callable[[int, int], Any]] = None,
     top_layer: Optional[Callable[[int], Any]] = None,
     mixed_precision: bool = False,
@@ -95,12 +96,18 @@ def build_lisa_model(
     default bilinear role scorer. positions: "absolute" (sinusoids added to the input)
     or "relative" (FLAT relative attention in every layer). detach_frame_heads: the
     per-predicate roleset, lemma and UPOS classifiers learn on the encoder's states
-    without training the encoder (their losses then cannot cost SRL F1). role_scorer: a builder
-    (width, n_roles) -> module, e.g. ``spacy-lisa.LANRoleScorer.v1``; default bilinear.
+    without training the encoder (their losses then cannot cost SRL F1). sense_head:
+    "shared" (the roleset classifier on the lemma/UPOS classifiers' MLP) or "separate"
+    (its own MLP on detached states, drawing nothing from the model's random stream: the
+    model's roles are then exactly those of the same model without a sense head) or
+    "separate_context" (the same, also reading an attention summary of the predicate's
+    window); "shared" stays the default for pipelines saved before the others existed.
+    role_scorer: a builder (width, n_roles) -> module, e.g.
+    ``spacy-lisa.LANRoleScorer.v1``; default bilinear.
     top_layer: a builder width -> module on top of the encoder, e.g.
     ``spacy-lisa.LabelAttentionLayer.v1``. mixed_precision: autocast on GPU.
     """
-    from .lisa_torch import POSITIONS, check_layers
+    from .lisa_torch import POSITIONS, SENSE_HEADS, check_layers
 
     for name, value in (
         ("width", width),
@@ -119,6 +126,12 @@ def build_lisa_model(
     if width % n_heads != 0:
         raise ValueError(Errors.E200.format(layer="LISA.v1", width=width, n_heads=n_heads))
     check_layers(depth, tag_layer, parse_layer)
+    if sense_head not in SENSE_HEADS:
+        raise ValueError(
+            Errors.E024.format(
+                value=sense_head, option="sense_head", choices=", ".join(SENSE_HEADS)
+            )
+        )
     if positions not in POSITIONS:
         raise ValueError(
             Errors.E024.format(value=positions, option="positions", choices=", ".join(POSITIONS))
@@ -137,6 +150,7 @@ def build_lisa_model(
         role_width=role_width,
         positions=positions,
         detach_frame_heads=detach_frame_heads,
+        sense_head=sense_head,
     )
 
     return Model(

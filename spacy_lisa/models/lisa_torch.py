@@ -11,7 +11,8 @@ One pass over a batch of padded windows predicts, from the bottom up:
 4. the role scorer over S^(J) (or the top layer's output) for every predicate: the given
    ones, or those the tag classifier just predicted (layer r is below the top);
 5. per predicate, the frame classifiers (when sized): its roleset (sense) over every
-   roleset seen in training, its lemma (as an edit-tree class) and its UPOS.
+   roleset seen in training, its lemma (as an edit-tree class) and its UPOS; with
+   ``sense_head="separate"`` the roleset has a classifier of its own (SenseClassifier).
 
 No predicate-indicator embedding is added to the input: the paper adds one only when it
 re-encodes the sentence per gold predicate; here every predicate is scored from one
@@ -41,6 +42,11 @@ from .role_scorer import BilinearRoleScorer
 from .types import OWN_PARSE_MODES, LisaSizes
 
 POSITIONS = ("absolute", "relative")
+# where the roleset classifier sits: "shared", beside the lemma and UPOS classifiers on
+# their MLP (trained with the encoder unless detach_frame_heads); "separate", on its own
+# (SenseClassifier), which cannot change the rest of the model; "separate_context", the
+# same reading an attention summary of the predicate's window too
+SENSE_HEADS = ("shared", "separate", "separate_context")
 
 
 class LisaTorchOutput(NamedTuple):
@@ -109,6 +115,59 @@ class FrameClassifier(nn.Module):
         return tuple(  # type: ignore[return-value]
             None if head is None else head(hidden) for head in (self.sense, self.lemma, self.pos)
         )
+
+
+class SenseClassifier(nn.Module):
+    """The roleset (sense) classifier of ``sense_head = "separate"``: its own MLP on the
+    predicate token's top state, read detached, no dropout, and initialised from a copy
+    of torch's random stream. Its loss trains it alone, and it draws nothing from the
+    random stream the rest of the model uses (no init, no dropout masks), so a model
+    trained with it has exactly the roles, tags and parse of the same model trained
+    without it: the sense head cannot cost SRL F1.
+
+    ``context`` (``sense_head = "separate_context"``): the MLP also reads a summary of the
+    predicate's window, one attention head from the predicate over the window's states
+    (the words that tell ``run a company`` from ``run home``)."""
+
+    def __init__(self, width: int, hidden: int, n_senses: int, context: bool = False) -> None:
+        super().__init__()
+        self.context = context
+        # nn.Linear initialises itself from the global random stream when built: build
+        # on a forked copy, so that the layers built after this one get the same draws
+        # as in a model without a sense head
+        with torch.random.fork_rng(devices=[]):
+            self.query = nn.Linear(width, hidden) if context else None
+            self.key = nn.Linear(width, hidden) if context else None
+            self.mlp = nn.Linear(2 * width if context else width, hidden)
+            self.output = nn.Linear(hidden, n_senses)
+            self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.kaiming_uniform_(self.mlp.weight, a=LEAKY_SLOPE, nonlinearity="leaky_relu")
+        nn.init.zeros_(self.mlp.bias)
+        nn.init.xavier_uniform_(self.output.weight)
+        nn.init.zeros_(self.output.bias)
+        for layer in (self.query, self.key):
+            if layer is not None:
+                nn.init.xavier_uniform_(layer.weight)
+                nn.init.zeros_(layer.bias)
+
+    def forward(
+        self, states: Tensor, mask: Tensor, frame_window: Tensor, frame_pos: Tensor
+    ) -> Tensor:
+        """states [B, T, d], mask [B, T], frame_window / frame_pos [F] -> roleset
+        logits [F, n]."""
+        predicates = states[frame_window, frame_pos].detach()  # [F, d]
+        features = predicates
+        if self.query is not None and self.key is not None:
+            window = states.detach()[frame_window]  # [F, T, d]
+            keys = self.key(window)  # [F, T, h]
+            query = self.query(predicates)  # [F, h]
+            logits = torch.einsum("fh,fth->ft", query, keys) / keys.shape[-1] ** 0.5
+            logits = logits.masked_fill(~mask[frame_window], MASK_VALUE)
+            summary = torch.einsum("ft,ftd->fd", logits.softmax(dim=-1), window)  # [F, d]
+            features = torch.cat([predicates, summary], dim=-1)
+        return cast(Tensor, self.output(F.leaky_relu(self.mlp(features), LEAKY_SLOPE)))
 
 
 def check_layers(depth: int, tag_layer: int, parse_layer: int) -> None:
@@ -191,17 +250,28 @@ class LisaTorchModel(nn.Module):
         )
         # pipelines saved before the frame classifiers existed have none of these sizes
         self.frame_classifier: Optional[FrameClassifier] = None
-        if n_senses or n_lemmas or n_pred_pos:
+        self.sense_classifier: Optional[SenseClassifier] = None
+        if sizes.sense_head not in SENSE_HEADS:
+            raise ValueError(
+                Errors.E024.format(
+                    value=sizes.sense_head, option="sense_head", choices=", ".join(SENSE_HEADS)
+                )
+            )
+        shared_senses = n_senses if sizes.sense_head == "shared" else 0
+        if shared_senses or n_lemmas or n_pred_pos:
             self.frame_classifier = FrameClassifier(
                 width,
                 role_width,
-                n_senses,
+                shared_senses,
                 n_lemmas,
                 n_pred_pos,
                 dropout,
                 detach=sizes.detach_frame_heads,
             )
         self.reset_parameters()
+        if n_senses and sizes.sense_head != "shared":
+            context = sizes.sense_head == "separate_context"
+            self.sense_classifier = SenseClassifier(width, role_width, n_senses, context)
 
     def reset_parameters(self) -> None:
         """Initialise the layers this module owns (the submodules initialise themselves)."""
@@ -298,6 +368,8 @@ class LisaTorchModel(nn.Module):
             sense_scores, lemma_scores, pred_pos_scores = self.frame_classifier(
                 states, frame_window, frame_pos
             )
+        if self.sense_classifier is not None:
+            sense_scores = self.sense_classifier(states, mask, frame_window, frame_pos)
         if parse is None:
             parent_scores = x.new_zeros(B, 0, 0)
             dep_scores = x.new_zeros(B, 0, self.n_deps)

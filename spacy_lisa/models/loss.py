@@ -5,7 +5,9 @@
         + 1/N * sum_f [ w_sense * CE(sense_f) + w_lemma * CE(lemma_f)
                         + w_predicate_pos * CE(upos_f) ]
 
-(the second line only for models with the per-predicate classifiers).
+(the second line only for models with the per-predicate classifiers; with
+``targets.sense_allowed``, the roleset softmax runs over each frame's allowed rolesets only,
+the others' logits masked out, so their gradient is zero).
 
 N is the number of real tokens in the batch (the rows of ``tag_scores``): eq. 7 averages
 over the T tokens of a sentence, here over the tokens of the whole batch, so every term
@@ -29,7 +31,7 @@ from thinc.api import Ops
 from thinc.types import ArrayXd, Floats2d, Floats3d
 
 from ..errors import Errors
-from .types import LisaOutput, LisaTargets, LossWeights
+from .types import MASK_VALUE, LisaOutput, LisaTargets, LossWeights
 
 
 def lisa_loss(
@@ -85,6 +87,9 @@ def lisa_loss(
             frame_grads[name] = ops.xp.zeros_like(scores)
             continue
         _check(target_name, target, scores, name)
+        allowed = targets.sense_allowed if name == "sense_scores" else None
+        if allowed is not None:  # the softmax over these classes only (a sense's lemma's)
+            scores = ops.xp.where(allowed, scores, MASK_VALUE)
         loss, frame_grads[name] = _cross_entropy(ops, scores, target, weight * scale)
         total += loss
     gradients = LisaOutput(

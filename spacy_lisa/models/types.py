@@ -54,6 +54,10 @@ class LisaSizes:
     # the per-predicate classifiers (roleset, lemma, UPOS) read the encoder's states
     # detached: their losses train them alone, not the encoder the roles share
     detach_frame_heads: bool = False
+    # "separate": the roleset classifier on its own MLP, reading the states detached and
+    # drawing nothing from the model's random stream (SRL as without it); "shared": on
+    # the lemma/UPOS classifiers' MLP (pipelines trained before 2026-11-25 session 3)
+    sense_head: str = "shared"
 
 
 LISA_DEFAULTS: Dict[str, Any] = asdict(LisaSizes())
@@ -146,6 +150,9 @@ class LisaTargets:
     deps: Ints2d  # [S, T] gold dependency label
     roles: Ints2d  # [F, T] BIO role label per frame, frames in LisaOutput.frames order
     senses: Optional[Ints1d] = None  # [F] roleset index per frame
+    # [F, n_senses] bool: the rolesets the sense softmax runs over per frame (the gold
+    # lemma's candidates, ``sense_loss = "candidates"``); None: all of them
+    sense_allowed: Optional[Any] = None
     lemmas: Optional[Ints1d] = None  # [F] lemma edit-tree class per frame
     pred_pos: Optional[Ints1d] = None  # [F] UPOS class per frame
     # a teacher model's distributions (knowledge distillation, pipeline/teacher.py), or

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 
 PREDICATE_SOURCES = ("model", "doc")
 DECODINGS = ("viterbi", "greedy")
+SENSE_LOSSES = ("all", "candidates")
 TEACHER_FORCING = tuple(TEACHER_FORCING_MODES)
 DEFAULT_LOSS_WEIGHTS = {
     "role": 1.0,
@@ -139,6 +140,7 @@ DEFAULT_LISA_MODEL = Config().from_str(default_model_config)["model"]
         "loss_weights": dict(DEFAULT_LOSS_WEIGHTS),
         "store_attention": False,
         "predicate_pos": None,
+        "sense_loss": "all",
         "spans_key": "srl",
         "scorer": {"@scorers": "spacy-lisa.srl_scorer.v1"},
     },
@@ -173,6 +175,7 @@ def make_lisa_srl(
     spans_key: str,
     scorer: Optional[Callable],
     predicate_pos: Optional[List[str]] = None,
+    sense_loss: str = "all",
 ) -> LisaSRL:
     """Create a ``lisa_srl`` component (see :class:`LisaSRL` for the options)."""
     # the docs it annotates carry user data, whose msgpack round trip (n_process workers,
@@ -197,6 +200,7 @@ def make_lisa_srl(
         spans_key=spans_key,
         scorer=scorer,
         predicate_pos=predicate_pos,
+        sense_loss=sense_loss,
     )
 
 
@@ -270,6 +274,9 @@ class LisaSRL(TrainablePipe):
       ``"gold"`` (the paper's default), ``"predicted"`` (the model's own argmax) or
       ``"scheduled"`` (gold with probability ``gold_parse_prob`` per sentence).
     - ``loss_weights``: ``role``, ``tag``, ``head`` (λ1) and ``dep`` (λ2) of eq. 7.
+    - ``sense_loss``: the roleset classifier's softmax in training: over ``"all"`` the
+      rolesets seen in training, or over the ``"candidates"`` of the gold roleset's lemma,
+      the set decoding chooses from.
     - ``store_attention``: store the Label Attention Layer's per-head attention on
       ``doc._.srl_label_attention`` (only with a LAL top layer).
     """
@@ -295,6 +302,7 @@ class LisaSRL(TrainablePipe):
         spans_key: str = "srl",
         scorer: Optional[Callable] = None,
         predicate_pos: Optional[Sequence[str]] = None,
+        sense_loss: str = "all",
     ) -> None:
         install_extensions()
         self._owner_pid = os.getpid()
@@ -330,6 +338,7 @@ class LisaSRL(TrainablePipe):
             "store_attention": bool(store_attention),
             "spans_key": spans_key,
             "predicate_pos": None if predicate_pos is None else [str(p) for p in predicate_pos],
+            "sense_loss": _check_choice("sense_loss", sense_loss, SENSE_LOSSES),
             # per-predicate classifiers (filled by initialize; empty in older pipelines)
             "senses": [],
             "sense_candidates": {},

@@ -127,6 +127,9 @@ def _gold_targets(
         if frame_row is not None:
             roles[f] = frame_row
     senses, lemmas, pred_pos = frame_targets(frames_idx, gold_frames, cfg, trees)
+    sense_allowed = None
+    if senses is not None and cfg.get("sense_loss", "all") == "candidates":
+        sense_allowed = ops.asarray(sense_candidate_mask(frames_idx, gold_frames, cfg))
     role_soft = tag_soft = None
     if cfg["loss_weights"].get("teacher", 0.0) > 0:  # distillation: a teacher's targets too
         role_soft, tag_soft = soft_targets(examples, output, ops, cfg)
@@ -136,6 +139,7 @@ def _gold_targets(
         deps=ops.asarray2i(cast(Ints2d, deps)),
         roles=ops.asarray2i(cast(Ints2d, roles)),
         senses=None if senses is None else ops.asarray1i(senses),
+        sense_allowed=sense_allowed,
         lemmas=None if lemmas is None else ops.asarray1i(lemmas),
         pred_pos=None if pred_pos is None else ops.asarray1i(pred_pos),
         role_soft=role_soft,
@@ -156,6 +160,29 @@ def _gold_predicates(frames: List[Any], r2p: np.ndarray, masked: Counter) -> Dic
         else:
             by_token[t] = frame
     return by_token
+
+
+def sense_candidate_mask(
+    frames_idx: np.ndarray, gold_frames: Dict[Tuple[int, int], Any], cfg: Dict[str, Any]
+) -> np.ndarray:
+    """[F, n_senses] bool: for each scored frame with a gold roleset, the rolesets of that
+    frame's lemma (what decoding chooses among, given the right lemma); every roleset for
+    the other frames (they have no sense target)."""
+    from .senses import gold_lemma
+
+    senses = cfg.get("senses") or []
+    index = {s: i for i, s in enumerate(senses)}
+    candidates = cfg.get("sense_candidates") or {}
+    allowed = np.ones((len(frames_idx), len(senses)), dtype=bool)
+    for f, (s, p) in enumerate(frames_idx):
+        frame = gold_frames.get((int(s), int(p)))
+        if frame is None or frame.roleset not in index:
+            continue
+        rows = [index[r] for r in candidates.get(gold_lemma(frame), ()) if r in index]
+        rows.append(index[frame.roleset])  # the gold roleset, were it listed under no lemma
+        allowed[f] = False
+        allowed[f, rows] = True
+    return allowed
 
 
 def frame_targets(

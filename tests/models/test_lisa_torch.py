@@ -4,39 +4,24 @@ from typing import Dict, List
 
 import pytest
 import torch
+from srl_testing import tiny_lisa_torch
 
 from spacy_lisa.models.attention import MASK_VALUE, MultiHeadSelfAttention
 from spacy_lisa.models.lal import label_attention_layer
 from spacy_lisa.models.lan import lan_role_scorer
 from spacy_lisa.models.lisa_torch import LisaTorchModel
 from spacy_lisa.models.relative_attention import RelativeMultiHeadSelfAttention
-from spacy_lisa.models.types import LisaSizes
 
 N_IN, N_TAGS, N_DEPS, N_ROLES = 12, 5, 4, 6
 LENGTHS = [5, 7, 3]
 T = max(LENGTHS)
 
 
-# options that are not sizes: the optional parts and the per-predicate classifiers
-FRAME_OPTIONS = ("role_scorer", "top_layer", "n_senses", "n_lemmas", "n_pred_pos")
-
-
 def make_model(**options) -> LisaTorchModel:
-    torch.manual_seed(0)
-    settings = dict(
-        width=16,
-        depth=4,
-        n_heads=4,
-        ffn_width=32,
-        tag_layer=1,
-        parse_layer=3,
-        parse_dep_width=12,
-        parse_head_width=8,
-        role_width=10,
+    """Four layers, the syntactic head at layer 3 (room for layers on either side)."""
+    return tiny_lisa_torch(
+        N_IN, N_TAGS, N_DEPS, N_ROLES, **{"depth": 4, "parse_layer": 3, **options}
     )
-    settings.update(options)
-    frame_options = {k: settings.pop(k) for k in FRAME_OPTIONS if k in settings}
-    return LisaTorchModel(N_IN, N_TAGS, N_DEPS, N_ROLES, LisaSizes(**settings), **frame_options)
 
 
 def make_inputs(lengths=LENGTHS, seed=1) -> Dict[str, torch.Tensor]:
@@ -279,3 +264,53 @@ def test_detached_frame_heads_train_themselves_but_not_the_encoder(detach):
     assert {"frame_classifier.mlp.weight", "frame_classifier.sense.weight"} <= trained
     encoder = {n for n in trained - frame if n.startswith(("layers.", "input_proj."))}
     assert (encoder == set()) == detach
+
+
+@pytest.mark.parametrize("head", ["separate", "separate_context"])
+def test_separate_sense_head_leaves_the_rest_of_the_model_as_without_it(head):
+    """sense_head="separate": the same seed gives the same weights, the same training-mode
+    outputs (dropout masks included) and the same gradients everywhere else as a model
+    with no sense head, whatever the sense loss; the sense head still learns."""
+
+    def step(model):
+        model.train()  # dropout masks: the next draws of torch's stream after building
+        out = model(**make_inputs())
+        loss = out.role_scores.sum() + out.tag_scores.sum() + out.lemma_scores.sum()
+        if out.sense_scores is not None:
+            loss = loss + 100 * out.sense_scores.logsumexp(-1).sum()
+        loss.backward()
+        return out
+
+    with_sense = make_model(n_senses=7, n_lemmas=3, n_pred_pos=2, sense_head=head)
+    out_with = step(with_sense)
+    without = make_model(n_lemmas=3, n_pred_pos=2, sense_head=head)
+    out_without = step(without)
+    assert with_sense.frame_classifier.sense is None
+    rest = dict(without.named_parameters())
+    own = {n for n, _ in with_sense.named_parameters() if n.startswith("sense_classifier.")}
+    assert own and set(dict(with_sense.named_parameters())) - own == set(rest)
+    for name, param in with_sense.named_parameters():
+        if name not in own:
+            assert torch.equal(param, rest[name]), name
+    assert out_with.sense_scores is not None and out_with.sense_scores.shape == (4, 7)
+    assert torch.equal(out_with.role_scores, out_without.role_scores)
+    assert torch.equal(out_with.tag_scores, out_without.tag_scores)
+    for name, param in with_sense.named_parameters():
+        if name in own:
+            assert param.grad is not None and param.grad.abs().sum() > 0, name
+        else:
+            other = rest[name].grad
+            assert (param.grad is None) == (other is None), name
+            assert param.grad is None or torch.equal(param.grad, other), name
+
+
+def test_shared_sense_head_changes_the_encoder_gradient():
+    """The contrast that makes the test above able to fail: on the shared MLP, the sense
+    loss reaches the encoder."""
+    model = make_model(n_senses=7, n_lemmas=3, n_pred_pos=2, sense_head="shared")
+    model.train()
+    out = model(**make_inputs())
+    assert model.sense_classifier is None
+    out.sense_scores.sum().backward()
+    assert model.input_proj.weight.grad is not None
+    assert model.input_proj.weight.grad.abs().sum() > 0

@@ -181,3 +181,35 @@ def test_teacher_share_zero_ignores_the_teacher():
     loss, grads = lisa_loss(OPS, output, targets, LossWeights(teacher=0.0))
     assert loss == plain_loss
     numpy.testing.assert_array_equal(grads.role_scores, plain.role_scores)
+
+
+def test_sense_softmax_over_the_allowed_rolesets_only():
+    """sense_loss="candidates": the roleset cross-entropy runs over each frame's allowed
+    rolesets (its lemma's), as torch's on the masked logits; the other rolesets get no
+    gradient, and a frame without a sense target none at all."""
+    rng = numpy.random.default_rng(4)
+    output = make_output(rng)
+    n_senses = 6
+    output.sense_scores = rng.normal(size=(3, n_senses)).astype("float32")
+    targets = make_targets(rng, output)
+    targets.senses = numpy.asarray([2, 5, -1])
+    allowed = numpy.zeros((3, n_senses), dtype=bool)
+    allowed[0, [1, 2]] = True
+    allowed[1, [0, 4, 5]] = True
+    allowed[2] = True
+    weights = LossWeights(role=0.0, tag=0.0, head=0.0, dep=0.0, sense=1.5)
+    everything, _ = lisa_loss(OPS, output, targets, weights)
+    targets.sense_allowed = allowed
+    loss, grads = lisa_loss(OPS, output, targets, weights)
+    scores = torch.tensor(output.sense_scores, requires_grad=True)
+    masked = scores.masked_fill(~torch.tensor(allowed), MASK_VALUE)
+    ce = torch.nn.functional.cross_entropy(
+        masked, torch.tensor(targets.senses).long(), ignore_index=-1, reduction="sum"
+    )
+    expected = 1.5 * ce / output.tag_scores.shape[0]
+    expected.backward()
+    assert loss == pytest.approx(expected.item(), rel=1e-5)
+    assert loss < everything  # fewer rolesets to spread probability over
+    numpy.testing.assert_allclose(grads.sense_scores, scores.grad.numpy(), atol=1e-6)
+    assert not grads.sense_scores[~allowed].any()
+    assert not grads.sense_scores[2].any()

@@ -6,12 +6,12 @@ from typing import Dict
 
 import pytest
 import torch
+from srl_testing import tiny_lisa_torch
 
 from spacy_lisa.models.attention import EncoderLayer, Packing
 from spacy_lisa.models.lal import label_attention_layer
 from spacy_lisa.models.lan import lan_role_scorer
 from spacy_lisa.models.lisa_torch import LisaTorchModel
-from spacy_lisa.models.types import LisaSizes
 
 N_IN, N_TAGS, N_DEPS, N_ROLES = 12, 5, 4, 6
 # windows of very different lengths: most of the padded rows are padding
@@ -19,25 +19,10 @@ LENGTHS = [2, 9, 1, 5, 9, 3]
 
 
 def make_model(**options) -> LisaTorchModel:
-    torch.manual_seed(0)
-    frame = {k: options.pop(k) for k in ("role_scorer", "top_layer", "n_senses") if k in options}
-    sizes = dict(
-        width=16,
-        depth=3,
-        n_heads=4,
-        ffn_width=32,
-        tag_layer=1,
-        parse_layer=2,
-        parse_dep_width=12,
-        parse_head_width=8,
-        role_width=10,
-    )
-    sizes.update(options)
-    n_senses = frame.pop("n_senses", 0)
-    model = LisaTorchModel(
-        N_IN, N_TAGS, N_DEPS, N_ROLES, LisaSizes(**sizes), n_senses=n_senses, n_lemmas=3, **frame
-    )
-    with torch.no_grad():  # a tag classifier that predicts some predicates
+    """In eval mode, with lemma classes, and a tag classifier that predicts some
+    predicates."""
+    model = tiny_lisa_torch(N_IN, N_TAGS, N_DEPS, N_ROLES, **{"n_lemmas": 3, **options})
+    with torch.no_grad():
         model.tag_output.bias[1] += 1.0
     return model.eval()
 

@@ -299,3 +299,60 @@ def test_top_k_is_the_stable_argsort_prefix():
         scores = rng.integers(0, 4, size=n).astype("float32")
         expected = numpy.argsort(-scores, kind="stable")[:k]
         numpy.testing.assert_array_equal(top_k(scores, k), expected)
+
+
+SEPARATE = {"model": {**TINY_MODEL, "dropout": 0.1, "sense_head": "separate"}}
+
+
+def train_separate(sense_weight: float, steps: int, **config):
+    """A tiny pipeline with the separate sense head, trained with dropout from seed 0."""
+    from thinc.api import fix_random_seed
+
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    weights = {"sense": sense_weight}
+    nlp.add_pipe("lisa_srl", config={**SEPARATE, "loss_weights": weights, **config})
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(steps):
+        nlp.update(examples, sgd=optimizer, drop=0.1)
+    return nlp
+
+
+def test_separate_sense_head_with_candidate_loss_disambiguates_one_lemma():
+    """The project configs' sense head (separate, softmax over the lemma's rolesets)."""
+    nlp = train_separate(1.0, 150, sense_loss="candidates")
+    by_text = {}
+    for doc in nlp.pipe([d[0] for d in DATA]):
+        by_text[doc.text] = {f.predicate.text: f.roleset for f in doc._.srl_frames}
+    assert by_text["John ran the company ."]["ran"] == "run.01"
+    assert by_text["John ran home ."]["ran"] == "run.02"
+    assert by_text["Mary runs away ."]["runs"] == "run.02"
+
+
+def test_separate_sense_head_cannot_change_the_roles():
+    """Trained with the sense loss or without it (weight 0), everything but the rolesets
+    is the same to the bit: the roles' scores after 12 updates with dropout."""
+    import numpy as np
+
+    def role_scores(nlp):
+        groups = nlp.get_pipe("lisa_srl").predict([nlp.make_doc(d[0]) for d in DATA]).groups
+        return [
+            np.asarray(getattr(g.output, name))
+            for g in groups
+            for name in ("role_scores", "tag_scores")
+        ]
+
+    with_sense = train_separate(1.0, 12, sense_loss="candidates")
+    without = train_separate(0.0, 12, sense_loss="candidates")
+    for ours, theirs in zip(role_scores(with_sense), role_scores(without), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    texts = [d[0] for d in DATA]
+    frames = [
+        [(f.predicate.text, [(r.text, r.label_) for r in f.roles]) for f in doc._.srl_frames]
+        for doc in with_sense.pipe(texts)
+    ]
+    assert frames == [
+        [(f.predicate.text, [(r.text, r.label_) for r in f.roles]) for f in doc._.srl_frames]
+        for doc in without.pipe(texts)
+    ]
