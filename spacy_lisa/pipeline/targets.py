@@ -129,7 +129,7 @@ def _gold_targets(
     senses, lemmas, pred_pos = frame_targets(frames_idx, gold_frames, cfg, trees)
     sense_allowed = None
     if senses is not None and cfg.get("sense_loss", "all") == "candidates":
-        sense_allowed = ops.asarray(sense_candidate_mask(frames_idx, gold_frames, cfg))
+        sense_allowed = ops.xp.asarray(sense_candidate_mask(frames_idx, gold_frames, cfg))
     role_soft = tag_soft = None
     if cfg["loss_weights"].get("teacher", 0.0) > 0:  # distillation: a teacher's targets too
         role_soft, tag_soft = soft_targets(examples, output, ops, cfg)
