@@ -107,7 +107,7 @@ def build_lisa_model(
     top_layer: a builder width -> module on top of the encoder, e.g.
     ``spacy-lisa.LabelAttentionLayer.v1``. mixed_precision: autocast on GPU.
     """
-    from .lisa_torch import POSITIONS, SENSE_HEADS, check_layers
+    from .lisa_torch import check_choices, check_layers
 
     for name, value in (
         ("width", width),
@@ -126,16 +126,6 @@ def build_lisa_model(
     if width % n_heads != 0:
         raise ValueError(Errors.E200.format(layer="LISA.v1", width=width, n_heads=n_heads))
     check_layers(depth, tag_layer, parse_layer)
-    if sense_head not in SENSE_HEADS:
-        raise ValueError(
-            Errors.E024.format(
-                value=sense_head, option="sense_head", choices=", ".join(SENSE_HEADS)
-            )
-        )
-    if positions not in POSITIONS:
-        raise ValueError(
-            Errors.E024.format(value=positions, option="positions", choices=", ".join(POSITIONS))
-        )
     sizes = LisaSizes(
         width=width,
         depth=depth,
@@ -152,6 +142,7 @@ def build_lisa_model(
         detach_frame_heads=detach_frame_heads,
         sense_head=sense_head,
     )
+    check_choices(sizes)
 
     return Model(
         "lisa",

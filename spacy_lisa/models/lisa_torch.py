@@ -131,7 +131,6 @@ class SenseClassifier(nn.Module):
 
     def __init__(self, width: int, hidden: int, n_senses: int, context: bool = False) -> None:
         super().__init__()
-        self.context = context
         # nn.Linear initialises itself from the global random stream when built: build
         # on a forked copy, so that the layers built after this one get the same draws
         # as in a model without a sense head
@@ -170,6 +169,19 @@ class SenseClassifier(nn.Module):
         return cast(Tensor, self.output(F.leaky_relu(self.mlp(features), LEAKY_SLOPE)))
 
 
+def check_choices(sizes: LisaSizes) -> None:
+    """``positions`` and ``sense_head`` are among their choices. Raises ValueError
+    (E024)."""
+    for option, value, choices in (
+        ("positions", sizes.positions, POSITIONS),
+        ("sense_head", sizes.sense_head, SENSE_HEADS),
+    ):
+        if value not in choices:
+            raise ValueError(
+                Errors.E024.format(value=value, option=option, choices=", ".join(choices))
+            )
+
+
 def check_layers(depth: int, tag_layer: int, parse_layer: int) -> None:
     """1 <= r < p <= J, or p = 0 (no syntactic head: the paper's SA baseline) and
     1 <= r <= J. Raises ValueError (E150)."""
@@ -206,12 +218,7 @@ class LisaTorchModel(nn.Module):
         width, dropout, role_width = sizes.width, sizes.dropout, sizes.role_width
         tag_layer, parse_layer, positions = sizes.tag_layer, sizes.parse_layer, sizes.positions
         check_layers(sizes.depth, tag_layer, parse_layer)
-        if positions not in POSITIONS:
-            raise ValueError(
-                Errors.E024.format(
-                    value=positions, option="positions", choices=", ".join(POSITIONS)
-                )
-            )
+        check_choices(sizes)
         self.width = width
         self.tag_layer = tag_layer
         self.parse_layer = parse_layer
@@ -251,12 +258,6 @@ class LisaTorchModel(nn.Module):
         # pipelines saved before the frame classifiers existed have none of these sizes
         self.frame_classifier: Optional[FrameClassifier] = None
         self.sense_classifier: Optional[SenseClassifier] = None
-        if sizes.sense_head not in SENSE_HEADS:
-            raise ValueError(
-                Errors.E024.format(
-                    value=sizes.sense_head, option="sense_head", choices=", ".join(SENSE_HEADS)
-                )
-            )
         shared_senses = n_senses if sizes.sense_head == "shared" else 0
         if shared_senses or n_lemmas or n_pred_pos:
             self.frame_classifier = FrameClassifier(

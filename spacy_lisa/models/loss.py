@@ -74,10 +74,11 @@ def lisa_loss(
     else:
         d_deps = ops.xp.zeros_like(output.dep_scores)
     frame_grads = {}
-    for name, target_name, weight in (
-        ("sense_scores", "senses", weights.sense),
-        ("lemma_scores", "lemmas", weights.lemma),
-        ("pred_pos_scores", "pred_pos", weights.predicate_pos),
+    # (scores, targets, weight, the classes each frame's softmax runs over: None = all)
+    for name, target_name, weight, allowed in (
+        ("sense_scores", "senses", weights.sense, targets.sense_allowed),
+        ("lemma_scores", "lemmas", weights.lemma, None),
+        ("pred_pos_scores", "pred_pos", weights.predicate_pos, None),
     ):
         scores = getattr(output, name)
         target = getattr(targets, target_name)
@@ -87,8 +88,7 @@ def lisa_loss(
             frame_grads[name] = ops.xp.zeros_like(scores)
             continue
         _check(target_name, target, scores, name)
-        allowed = targets.sense_allowed if name == "sense_scores" else None
-        if allowed is not None:  # the softmax over these classes only (a sense's lemma's)
+        if allowed is not None:  # masked logits: no probability, no gradient
             scores = ops.xp.where(allowed, scores, MASK_VALUE)
         loss, frame_grads[name] = _cross_entropy(ops, scores, target, weight * scale)
         total += loss

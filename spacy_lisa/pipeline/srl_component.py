@@ -516,8 +516,8 @@ class LisaSRL(TrainablePipe):
         return lisa_loss(self.model.ops, scores, targets, weights)
 
     def _targets(self, examples: List[Example], output: LisaOutput) -> LisaTargets:
-        trees = self._frame_label_tables().trees
-        return gold_targets(examples, output, self.model.ops, self.cfg, trees, self.masked_gold)
+        tables = self._frame_label_tables()
+        return gold_targets(examples, output, self.model.ops, self.cfg, tables, self.masked_gold)
 
     def _frame_label_tables(self) -> FrameLabelTables:
         """Lemma classes and sense decoder, built from cfg once (see FrameLabelTables)."""

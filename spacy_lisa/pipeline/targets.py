@@ -21,7 +21,8 @@ from .labels import PREDICATE_SUFFIX
 from .teacher import soft_targets
 
 if TYPE_CHECKING:
-    from .senses import LemmaTrees
+    from .labels import FrameLabelTables
+    from .senses import LemmaTrees, SenseDecoder
 
 logger = logging.getLogger("spacy_lisa")
 
@@ -31,11 +32,12 @@ def gold_targets(
     output: LisaOutput,
     ops: Ops,
     cfg: Dict[str, Any],
-    trees: Optional[LemmaTrees],
+    tables: FrameLabelTables,
     masked: Optional[Counter] = None,
 ) -> LisaTargets:
     """Targets of the windows and frames of ``output`` (the model's output on the
-    examples' predicted docs) from the examples' gold, by the labels in ``cfg``.
+    examples' predicted docs) from the examples' gold, by the labels in ``cfg`` and the
+    component's lemma classes and rolesets per lemma (``tables``).
 
     Gold that cannot be a target is masked and counted in ``masked`` by reason, never
     dropped silently: ``predicate_not_aligned`` (the gold predicate's first token has no
@@ -45,7 +47,7 @@ def gold_targets(
     hold: overlapping another role or the predicate, or outside the window)."""
     masked = Counter() if masked is None else masked
     before = set(masked)
-    targets = _gold_targets(examples, output, ops, cfg, trees, masked)
+    targets = _gold_targets(examples, output, ops, cfg, tables, masked)
     new = [reason for reason in masked if reason not in before]
     if new:  # once per reason: the counts keep growing in the component's masked_gold
         logger.warning(Warnings.W004.format(reasons=", ".join(new), counts=dict(masked)))
@@ -57,7 +59,7 @@ def _gold_targets(
     output: LisaOutput,
     ops: Ops,
     cfg: Dict[str, Any],
-    trees: Optional[LemmaTrees],
+    tables: FrameLabelTables,
     masked: Counter,
 ) -> LisaTargets:
     labels = cfg["labels"]
@@ -126,10 +128,13 @@ def _gold_targets(
         frame_row = frame_rows.get((int(s), int(pos)))
         if frame_row is not None:
             roles[f] = frame_row
-    senses, lemmas, pred_pos = frame_targets(frames_idx, gold_frames, cfg, trees)
+    senses, lemmas, pred_pos = frame_targets(frames_idx, gold_frames, cfg, tables.trees)
     sense_allowed = None
-    if senses is not None and cfg.get("sense_loss", "all") == "candidates":
-        sense_allowed = ops.xp.asarray(sense_candidate_mask(frames_idx, gold_frames, cfg))
+    decoder = tables.senses
+    if senses is not None and decoder is not None and cfg.get("sense_loss") == "candidates":
+        sense_allowed = ops.xp.asarray(
+            sense_candidate_mask(frames_idx, gold_frames, senses, decoder)
+        )
     role_soft = tag_soft = None
     if cfg["loss_weights"].get("teacher", 0.0) > 0:  # distillation: a teacher's targets too
         role_soft, tag_soft = soft_targets(examples, output, ops, cfg)
@@ -163,25 +168,25 @@ def _gold_predicates(frames: List[Any], r2p: np.ndarray, masked: Counter) -> Dic
 
 
 def sense_candidate_mask(
-    frames_idx: np.ndarray, gold_frames: Dict[Tuple[int, int], Any], cfg: Dict[str, Any]
+    frames_idx: np.ndarray,
+    gold_frames: Dict[Tuple[int, int], Any],
+    senses: Ints1d,
+    decoder: SenseDecoder,
 ) -> np.ndarray:
-    """[F, n_senses] bool: for each scored frame with a gold roleset, the rolesets of that
-    frame's lemma (what decoding chooses among, given the right lemma); every roleset for
-    the other frames (they have no sense target)."""
+    """[F, n_senses] bool: for each scored frame with a gold roleset (``senses``, the
+    frames' roleset targets), the rolesets of that frame's lemma (the decoder's
+    candidates: what decoding chooses among, given the right lemma) and the gold one;
+    every roleset for the other frames (they have no sense target)."""
     from .senses import gold_lemma
 
-    senses = cfg.get("senses") or []
-    index = {s: i for i, s in enumerate(senses)}
-    candidates = cfg.get("sense_candidates") or {}
-    allowed = np.ones((len(frames_idx), len(senses)), dtype=bool)
+    allowed = np.ones((len(frames_idx), len(decoder.senses)), dtype=bool)
     for f, (s, p) in enumerate(frames_idx):
-        frame = gold_frames.get((int(s), int(p)))
-        if frame is None or frame.roleset not in index:
+        if senses[f] < 0:
             continue
-        rows = [index[r] for r in candidates.get(gold_lemma(frame), ()) if r in index]
-        rows.append(index[frame.roleset])  # the gold roleset, were it listed under no lemma
+        frame = gold_frames[(int(s), int(p))]
         allowed[f] = False
-        allowed[f, rows] = True
+        allowed[f, decoder.scored.get(gold_lemma(frame), [])] = True
+        allowed[f, senses[f]] = True  # were it listed under no lemma
     return allowed
 
 

@@ -348,6 +348,7 @@ def test_initialize_under_data_validation():
         ({"depth": 2, "parse_layer": 3}, "E150"),
         ({"width": 30, "n_heads": 4}, "E200"),
         ({"positions": "rotary"}, "E024"),
+        ({"sense_head": "joint"}, "E024.*sense_head"),
         ({"dropout": 1.0}, "E151"),
         ({"ffn_width": 0}, "E151"),
     ],

@@ -227,6 +227,11 @@ def test_unknown_positions():
         make_model(positions="learned")
 
 
+def test_unknown_sense_head():
+    with pytest.raises(ValueError, match="E024.*sense_head"):
+        make_model(n_senses=3, sense_head="joint")
+
+
 def test_unknown_own_parse():
     model = make_model()
     with pytest.raises(ValueError, match="E026"):
