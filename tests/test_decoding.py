@@ -236,8 +236,7 @@ def test_mst_small_and_masked_inputs() -> None:
         mst_decode(np.array([[np.nan]]))
 
 
-@pytest.mark.parametrize("chunk_size", [1, 3, 256])
-def test_viterbi_batch_equals_one_frame_at_a_time(chunk_size: int) -> None:
+def test_viterbi_batch_equals_one_frame_at_a_time() -> None:
     rng = np.random.default_rng(7)
     lengths = [5, 1, 0, 9, 3, 9, 2]
     unary = rng.normal(size=(len(lengths), 9, len(LABELS)))
@@ -245,7 +244,7 @@ def test_viterbi_batch_equals_one_frame_at_a_time(chunk_size: int) -> None:
         unary[f, n:] = np.nan  # padding is never read (NaN would be rejected if it were)
     trans = rng.normal(size=(len(LABELS), len(LABELS)))
     start = rng.normal(size=len(LABELS))
-    batch = viterbi_decode_batch(unary, lengths, LABELS, trans, start, chunk_size=chunk_size)
+    batch = viterbi_decode_batch(unary, lengths, LABELS, trans, start)
     expected = [viterbi_decode(unary[f, :n], LABELS, trans, start) for f, n in enumerate(lengths)]
     assert batch == expected
     assert [len(path) for path in batch] == lengths
@@ -315,8 +314,7 @@ def random_batch(rng, labels, n_frames, n_tokens, *, ties=False):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("chunk_size", [1, 5, 32, 1000])
-def test_viterbi_batch_equals_reference_decoder(seed: int, chunk_size: int) -> None:
+def test_viterbi_batch_equals_reference_decoder(seed: int) -> None:
     rng = np.random.default_rng(seed)
     # a realistic label set, a tiny one, and one with I- tags lacking their B- tag
     labels = [CONLL05_LABELS, LABELS, ("I-A", "O", "B-B", "I-B", "I-C", "V")][seed % 3]
@@ -329,12 +327,10 @@ def test_viterbi_batch_equals_reference_decoder(seed: int, chunk_size: int) -> N
     if seed % 4 == 3 and trans is not None:  # ties in the transitions too
         trans, start = np.round(trans), np.round(start)
     expected = reference_viterbi_batch(scores, lengths, labels, trans, start)
-    batch = viterbi_decode_batch(scores, lengths, labels, trans, start, chunk_size=chunk_size)
+    batch = viterbi_decode_batch(scores, lengths, labels, trans, start)
     assert batch == expected
     for prune in (False, True):  # with and without skipping the labels that cannot win
-        paths = viterbi_paths(
-            scores, lengths, labels, trans, start, chunk_size=chunk_size, prune=prune
-        )
+        paths = viterbi_paths(scores, lengths, labels, trans, start, prune=prune)
         assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
 
 
@@ -357,8 +353,7 @@ def test_viterbi_pruning_on_peaked_scores(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("chunk_size", [None, 7])
-def test_viterbi_many_frames_peaked_and_flat(seed: int, chunk_size) -> None:
+def test_viterbi_many_frames_peaked_and_flat(seed: int) -> None:
     """A trained model's batch: hundreds of frames of very different lengths (frames end
     while others run on), mostly peaked scores (each frame keeps a few candidate labels
     of its own) with flat frames and flat positions among them (most labels can win:
@@ -380,9 +375,7 @@ def test_viterbi_many_frames_peaked_and_flat(seed: int, chunk_size) -> None:
     trans, start = 0.25 * trans.astype("f"), 0.25 * start.astype("f")
     expected = reference_viterbi_batch(scores, lengths, labels, trans, start)
     for prune in (True, False):
-        paths = viterbi_paths(
-            scores, lengths, labels, trans, start, chunk_size=chunk_size, prune=prune
-        )
+        paths = viterbi_paths(scores, lengths, labels, trans, start, prune=prune)
         assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
         assert all((row[n:] == -1).all() for row, n in zip(paths, lengths, strict=True))
 
@@ -403,15 +396,6 @@ def test_viterbi_checks_real_positions_only() -> None:
     assert viterbi_paths(minus_inf, [3, 2], labels)[0, 1] != 0
 
 
-def test_viterbi_candidates_per_frame() -> None:
-    from spacy_lisa.pipeline.viterbi import _candidates
-
-    needed = np.array([[False, True, False, True], [True, False, False, False]])
-    kept = _candidates(needed, needed.sum(axis=1), np.array([3, 0]), 3)
-    # ascending ids first, padded with the frame's top label (a repeat never wins)
-    assert kept.tolist() == [[1, 3, 3], [0, 0, 0]]
-
-
 @pytest.mark.parametrize("seed", range(10))
 def test_viterbi_paths_brute_force_with_padding(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
@@ -419,7 +403,7 @@ def test_viterbi_paths_brute_force_with_padding(seed: int) -> None:
     scores, lengths = random_batch(rng, labels, 6, 4)
     trans = rng.normal(size=(5, 5)) if seed % 2 else None
     start = rng.normal(size=5) if seed % 2 else None
-    paths = viterbi_paths(scores, lengths, labels, trans, start, chunk_size=4)
+    paths = viterbi_paths(scores, lengths, labels, trans, start)
     for f, n in enumerate(lengths):
         assert (paths[f, n:] == -1).all()
         path = paths[f, :n].tolist()

@@ -14,6 +14,7 @@ Plain torch modules that know nothing of spaCy. The interface other modules rely
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Optional, cast
 
 import torch
@@ -49,6 +50,20 @@ def sinusoidal_positions(
     encoding[:, 0::2] = torch.sin(angles)
     encoding[:, 1::2] = torch.cos(angles)
     return encoding[:, :width]  # odd widths drop the last cosine
+
+
+def cached_positions(length: int, width: int, device: torch.device) -> Tensor:
+    """:func:`sinusoidal_positions` ``(length, width)``, sliced from a table kept per
+    width and device (do not modify it in place). A row does not depend on the table's
+    length (bit for bit, tested), and building the table costs more than a small
+    model's position add at every prediction call."""
+    capacity = max(128, 1 << (length - 1).bit_length())
+    return _position_table(capacity, width, device)[:length]
+
+
+@lru_cache(maxsize=32)
+def _position_table(capacity: int, width: int, device: torch.device) -> Tensor:
+    return sinusoidal_positions(capacity, width, device=device)
 
 
 class Packing:

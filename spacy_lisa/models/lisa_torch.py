@@ -35,7 +35,7 @@ from .attention import (
     EncoderLayer,
     MultiHeadSelfAttention,
     Packing,
-    sinusoidal_positions,
+    cached_positions,
 )
 from .biaffine import SyntacticHead
 from .role_scorer import BilinearRoleScorer
@@ -324,7 +324,7 @@ class LisaTorchModel(nn.Module):
             x = packing.pack(x)  # [N, n_in]
         states = self.input_proj(x)  # [B, T, d] ([N, d] packed)
         if self.positions == "absolute":
-            encoding = sinusoidal_positions(T, self.width, device=x.device).to(states.dtype)
+            encoding = cached_positions(T, self.width, x.device).to(states.dtype)
             states = states + (encoding if packing is None else encoding[packing.position])
         states = self.input_dropout(states)
         tag_scores: Optional[Tensor] = None

@@ -113,7 +113,6 @@ def decode_frames(
     transitions: Optional[Any] = None,
     start: Optional[Any] = None,
     transition_weight: float = 1.0,
-    chunk_size: Optional[int] = None,
 ) -> List[FrameSpans]:
     """Decode every frame of a batch in one go: role logits ``[F, T, L]`` (padded) ->
     per frame ``((pred_start, pred_end), [[start, end, label], ...])``.
@@ -140,7 +139,7 @@ def decode_frames(
             # float32 as the component always scaled them (bit-identical paths)
             trans = transition_weight * np.asarray(transitions, dtype="f")
             first = transition_weight * np.asarray(start, dtype="f")
-        paths = viterbi_paths(log_probs, lengths, label_tuple, trans, first, chunk_size=chunk_size)
+        paths = viterbi_paths(log_probs, lengths, label_tuple, trans, first)
     elif decoding == "greedy":
         paths = greedy_paths(log_probs, lengths)
     else:

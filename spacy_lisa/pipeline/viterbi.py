@@ -22,11 +22,12 @@ import numpy as np
 
 from ..bio import VERB
 from ..errors import Errors
+from .viterbi_kernel import FLOOR, viterbi_frames
 
 # Scores below this are clamped to it. A finite floor (instead of -inf) keeps every path
 # and every tree reachable, so the decoders always return a well-formed answer even when
 # a caller masks labels or arcs with -inf; hard constraints use a real -inf on top.
-_FLOOR = -1e30
+_FLOOR = FLOOR
 
 
 def estimate_transitions(
@@ -253,23 +254,18 @@ def viterbi_paths(
     transitions: Optional[np.ndarray] = None,
     start: Optional[np.ndarray] = None,
     *,
-    chunk_size: Optional[int] = None,
     prune: bool = True,
 ) -> np.ndarray:
     """Best valid BIO paths of many frames: ``log_probs`` ``[F, T, L]`` padded to the
     longest frame, ``lengths`` the real length of each. Returns ``[F, T]`` label ids,
     ``-1`` past each frame's length (padding is never read, it may hold anything).
 
-    One loop over token positions for a chunk of ``chunk_size`` frames of similar
-    lengths (longest first: each step works on the frames still running), the max over
-    the previous label a few broadcast ops per step for the whole chunk. The hard BIO
+    The loop over frames and tokens is compiled (:mod:`.viterbi_kernel`). The hard BIO
     constraints are used structurally: a label that is not ``I-`` may follow any label,
-    an ``I-X`` only ``B-X``/``I-X`` (a running max over 2 candidates), which gives exactly
-    the result of a dense ``[chunk, L, L]`` max over all labels, ties included (lowest
-    previous label id wins). With ``prune``, each frame's max runs over the previous
-    labels that can win a next label of that frame at this step (exact too; without it,
-    or when most labels can, a dense ``[chunk, L_free, L]`` max). ``chunk_size`` ``None``:
-    chosen from the label count (161 frames for 108 labels, 512 for 16).
+    an ``I-X`` only ``B-X``/``I-X`` (a max over 2 candidates), which gives exactly the
+    result of a dense max over all previous labels, ties included (lowest previous label
+    id wins). With ``prune``, a step's max skips the previous labels that cannot win
+    (exact too; ``prune=False`` is the dense max, for tests and comparisons).
     """
     info = bio_labels(tuple(labels))
     n_labels = len(info.labels)
@@ -280,23 +276,20 @@ def viterbi_paths(
     paths = np.full((n_frames, n_tokens), -1, dtype=np.int64)
     if n_frames == 0 or n_tokens == 0:
         return paths
-    # [next, prev] tables: the max over the previous label runs over the contiguous axis
-    free_t = np.ascontiguousarray(trans[:, info.free].T)  # [L_free, L]
-    inside_t = trans[info.inside_prev, info.inside[:, None]]  # [L_in, k]
-    if chunk_size is None:
-        # bounds the [chunk, L_free, L] array of a dense step (~8 MB); pruned steps
-        # touch a few candidates per frame
-        chunk_size = int(np.clip(2**20 // max(1, info.free.size * n_labels), 16, 512))
-    order = np.argsort(-sizes, kind="stable")  # longest first: chunks of similar lengths
-    order = order[sizes[order] > 0]
-    for begin in range(0, order.size, max(1, chunk_size)):
-        idx = order[begin : begin + chunk_size]
-        span = int(sizes[idx[0]])
-        # float64 like the one-frame decoder; only the real positions are read
-        chunk = raw[idx, :span].astype(np.float64)
-        _check_real(chunk, sizes[idx])
-        np.maximum(chunk, _FLOOR, out=chunk)
-        paths[idx, :span] = _viterbi_chunk(chunk, sizes[idx], first, free_t, inside_t, info, prune)
+    _check_real(raw, sizes)
+    if raw.dtype not in (np.float32, np.float64):
+        raw = raw.astype(np.float64)
+    viterbi_frames(
+        np.ascontiguousarray(raw),
+        sizes,
+        np.ascontiguousarray(first),
+        np.ascontiguousarray(trans),
+        info.free.astype(np.int64),
+        info.inside.astype(np.int64),
+        info.inside_prev.astype(np.int64),
+        prune,
+        paths,
+    )
     return paths
 
 
@@ -308,98 +301,6 @@ def _check_real(scores: np.ndarray, sizes: np.ndarray) -> None:
     real = scores[np.arange(scores.shape[1])[None, :] < sizes[:, None]]
     if np.isnan(real).any() or np.isposinf(real).any():
         raise ValueError(Errors.E251.format(what="log_probs", message="contains NaN or +inf"))
-
-
-def _viterbi_chunk(
-    scores: np.ndarray,
-    sizes: np.ndarray,
-    first: np.ndarray,
-    free_t: np.ndarray,
-    inside_t: np.ndarray,
-    info: BioLabels,
-    prune: bool = True,
-) -> np.ndarray:
-    """Viterbi over ``scores`` ``[F, T, L]`` (sizes non-increasing, every size >= 1,
-    T = the first size); returns ``[F, T]`` label ids, -1 past each size.
-
-    Frames come longest first, so the frames still running at step t are a prefix of
-    the chunk and each step works on that prefix only (a finished frame's delta stays
-    as it ended). With ``prune``, each frame's max over previous labels runs over its own
-    candidates only: a previous label p can win no next label of frame f when
-    delta[f, p] + (p's best transition) is below the score that f's best label so far
-    reaches in every next label (exact; on a trained model's peaked scores, 1 to 10 of
-    the ~100 labels remain)."""
-    n_frames, n_tokens, n_labels = scores.shape
-    # running[t]: how many frames (a prefix) have a position t
-    running = np.searchsorted(-sizes, -np.arange(n_tokens), side="left").tolist()
-    free, inside, inside_prev = info.free, info.inside, info.inside_prev
-    rows = np.arange(n_frames)
-    # delta[f, j]: best score of frame f's prefix ending in label j; back[t, f, j]: the
-    # previous label on that prefix
-    delta = first[None, :] + scores[:, 0]
-    back = np.zeros((n_tokens, n_frames, n_labels), dtype=np.intp)
-    best = np.empty((n_frames, n_labels), dtype=np.float64)
-    free_rowmax = free_t.max(axis=0) if prune else None  # [L]
-    free_rows_t = np.ascontiguousarray(free_t.T)  # [L, L_free], row = previous
-    misses = 0  # the test costs ~8 small numpy calls: stop after 2 steps that skip little
-    for t in range(1, n_tokens):
-        n = running[t]
-        d, b, back_t = delta[:n], best[:n], back[t, :n]
-        kept = None
-        if free_rowmax is not None and misses < 2:
-            top = d.argmax(axis=1)
-            floor = (d[rows[:n], top][:, None] + free_rows_t[top]).min(axis=1)  # [n]
-            needed = (d + free_rowmax) >= floor[:, None]  # [n, L]
-            counts = needed.sum(axis=1)
-            k = int(counts.max())
-            if k * 2 > n_labels:  # too few to skip: the dense max is as fast
-                misses += 1
-            else:
-                misses = 0
-                kept = _candidates(needed, counts, top, k)  # [n, k]
-        if kept is None:
-            cand = d[:, None, :] + free_t[None, :, :]  # [n, next, prev]
-            arg = cand.argmax(axis=2)
-            back_t[:, free] = arg
-            b[:, free] = np.take_along_axis(cand, arg[..., None], axis=2)[..., 0]
-        else:
-            # [n, next, k]: the max over each frame's candidates runs over the last axis
-            sub = d[rows[:n, None], kept][:, None, :] + free_t[:, kept].transpose(1, 0, 2)
-            arg = sub.argmax(axis=2)  # [n, next]
-            back_t[:, free] = kept[rows[:n, None], arg]
-            b[:, free] = sub.max(axis=2)
-        if inside.size:
-            # I-X follows only B-X / I-X (a few candidates each, ascending ids): a running
-            # max over the candidate columns, strictly greater wins (ties: lowest id)
-            cand_in = d[:, inside_prev] + inside_t  # [n, L_in, w]
-            best_in = cand_in[..., 0]
-            back_in = np.broadcast_to(inside_prev[:, 0], best_in.shape)
-            for c in range(1, inside_prev.shape[1]):
-                better = cand_in[..., c] > best_in
-                best_in = np.where(better, cand_in[..., c], best_in)
-                back_in = np.where(better, inside_prev[:, c], back_in)
-            back_t[:, inside] = back_in
-            b[:, inside] = best_in
-        np.add(b, scores[:n, t], out=d)
-    path = np.full((n_frames, n_tokens), -1, dtype=np.int64)
-    current = delta.argmax(axis=1)
-    for t in range(n_tokens - 1, -1, -1):
-        n = running[t]
-        path[:n, t] = current[:n]
-        if t > 0:
-            current[:n] = back[t, rows[:n], current[:n]]
-    return path
-
-
-def _candidates(needed: np.ndarray, counts: np.ndarray, top: np.ndarray, k: int) -> np.ndarray:
-    """Per frame (row of ``needed`` [n, L] bool), its needed label ids in ascending
-    order, padded to ``k`` columns with ``top`` (a needed label of the frame: a repeated
-    candidate never wins an argmax over its first occurrence)."""
-    frame, label = np.nonzero(needed)  # row-major: ascending ids within each frame
-    column = np.arange(frame.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    kept = np.repeat(top[:, None], k, axis=1)
-    kept[frame, column] = label
-    return kept
 
 
 def greedy_paths(log_probs: np.ndarray, lengths: Sequence[int]) -> np.ndarray:

@@ -9,6 +9,7 @@ from spacy_lisa.models.attention import (
     MASK_VALUE,
     EncoderLayer,
     MultiHeadSelfAttention,
+    cached_positions,
     sinusoidal_positions,
 )
 from spacy_lisa.models.types import MASK_VALUE as CONTRACT_MASK_VALUE
@@ -35,6 +36,17 @@ def test_sinusoidal_positions_values():
     # prefixes agree: a window's encoding does not depend on the padded length
     assert torch.equal(sinusoidal_positions(12, 6)[:7], pe)
     assert sinusoidal_positions(4, 5).shape == (4, 5)  # odd width
+
+
+@pytest.mark.parametrize("width", [6, 192, 97])
+def test_cached_positions_are_the_computed_ones(width):
+    """The prediction path slices one kept table: bit for bit what computing the
+    encoding for that length gives, for lengths below and past the table's first size."""
+    for length in [1, 2, 7, 127, 128, 129, 300, 3, 1000]:
+        assert torch.equal(
+            cached_positions(length, width, torch.device("cpu")),
+            sinusoidal_positions(length, width),
+        )
 
 
 def test_attention_shapes_and_padding_invariance():
