@@ -1,6 +1,7 @@
 """Assemble the pipeline users load for raw text: the project's UD tagger, morphologizer,
 parser and lemmatizer (which also split sentences) in front of a trained ``lisa_srl``,
-with the EWT-style tokenizer.
+with the EWT-style tokenizer (and ``lisa_split_its``, which splits "its" where it means
+"it's", as EWT does).
 
     python scripts/assemble_pipeline.py training/lisa_cpu/model-best \
         training/parser/model-best training/pipelines/lisa_cpu
@@ -20,6 +21,7 @@ import argparse
 import warnings
 from pathlib import Path
 
+import numpy
 import spacy
 
 # the parser pipeline's components, in pipeline order (tok2vec first: the others listen)
@@ -28,14 +30,13 @@ EWT_TOKENIZER = {"@tokenizers": "spacy-lisa.EWTTokenizer.v1"}
 
 
 def assemble(srl_path: Path, parser_path: Path, *, ewt_tokenizer: bool = True) -> spacy.Language:
-    # start from the SRL pipeline: it holds the static vectors lisa_cpu's Tok2Vec reads
-    # (the parser pipeline has none, so its components may be sourced into this one)
     nlp = spacy.load(srl_path)
     parser_nlp = spacy.load(parser_path)
+    share_vectors(nlp, parser_nlp)
     first = nlp.pipe_names[0]
     with warnings.catch_warnings():
-        # W113 ("source vectors are not identical"): the parser pipeline's Tok2Vec reads
-        # no static vectors, so the SRL pipeline's vectors do not change what it computes
+        # W113 ("source vectors are not identical"): share_vectors has checked that a
+        # Tok2Vec reading static vectors finds the ones it was trained with
         warnings.filterwarnings("ignore", message=r"\[W113\]")
         for name in PARSER_COMPONENTS:
             if name in parser_nlp.pipe_names:
@@ -45,7 +46,33 @@ def assemble(srl_path: Path, parser_path: Path, *, ewt_tokenizer: bool = True) -
 
         nlp.config["nlp"]["tokenizer"] = dict(EWT_TOKENIZER)
         nlp.tokenizer = registry.resolve({"t": EWT_TOKENIZER})["t"](nlp)
+        # "its" meaning "it's" split as EWT does, before anything tags or parses it
+        nlp.add_pipe("lisa_split_its", first=True)
     return nlp
+
+
+def share_vectors(nlp: spacy.Language, parser_nlp: spacy.Language) -> None:
+    """One table of static vectors for both: the parser's Tok2Vec (configs/parser.cfg
+    reads the distilled MiniLM vectors) and lisa_cpu's read the same
+    ``training/minilm_vectors``; lisa_trf reads none, so it takes the parser's. Two
+    different tables cannot share one vocab: that is an error, not a silent swap."""
+    ours, theirs = nlp.vocab.vectors, parser_nlp.vocab.vectors
+    if theirs.shape[0] == 0:
+        return
+    if ours.shape[0] == 0:
+        nlp.vocab.vectors = theirs
+        nlp.meta["vectors"] = parser_nlp.meta.get("vectors", {})
+        return
+    same = (
+        ours.shape == theirs.shape
+        and list(ours.keys()) == list(theirs.keys())
+        and numpy.array_equal(ours.data, theirs.data)
+    )
+    if not same:
+        raise SystemExit(
+            f"the SRL pipeline's static vectors ({ours.shape}) differ from the parser "
+            f"pipeline's ({theirs.shape}): train both with the same --paths.vectors"
+        )
 
 
 def main() -> None:

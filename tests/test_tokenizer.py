@@ -137,3 +137,39 @@ def test_to_bytes_round_trip() -> None:
     assert isinstance(tokenizer, Tokenizer)
     tokenizer.from_bytes(build_ewt_tokenizer(nlp.vocab).to_bytes())
     check_probe(nlp)
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Its a great place.", ["It", "s", "a", "great", "place", "."]),
+        ("I think its not bad", ["I", "think", "it", "s", "not", "bad"]),
+        ("ITS really good", ["IT", "S", "really", "good"]),
+        # possessive "its" (a noun or an adjective next) and a final "its" stay whole
+        ("The shop and its owner", ["The", "shop", "and", "its", "owner"]),
+        ("its great food", ["its", "great", "food"]),
+        ("I like its", ["I", "like", "its"]),
+    ],
+)
+def test_split_its_as_ewt(text: str, expected: List[str]) -> None:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lisa_split_its")
+    doc = nlp(text)
+    assert [t.text for t in doc] == expected
+    assert doc.text == text  # the split adds no space
+
+
+def test_split_its_before_a_parser_survives_the_save(tmp_path: Path) -> None:
+    """In front of a parser (as the assembled pipelines put it), the parser parses the
+    split tokens, and a saved pipeline keeps the component."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lisa_split_its")
+    parser = nlp.add_pipe("parser")
+    parser.add_label("nsubj")  # type: ignore[attr-defined]
+    nlp.initialize()
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.pipe_names == ["lisa_split_its", "parser"]
+    doc = loaded("Its a nice day")
+    assert [t.text for t in doc] == ["It", "s", "a", "nice", "day"]
+    assert doc.has_annotation("DEP")

@@ -1,0 +1,51 @@
+"""scripts/assemble_pipeline.py: the static vectors the sourced Tok2Vecs read."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+
+REPO = Path(__file__).parents[1]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location(
+        "assemble", REPO / "scripts" / "assemble_pipeline.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _with_vectors(rows):
+    nlp = spacy.blank("en")
+    for word, row in rows.items():
+        nlp.vocab.set_vector(word, numpy.asarray(row, dtype="f"))
+    return nlp
+
+
+def test_a_pipeline_without_vectors_takes_the_parsers():
+    srl, parser = spacy.blank("en"), _with_vectors({"cat": [1.0, 2.0], "dog": [3.0, 4.0]})
+    _script().share_vectors(srl, parser)
+    assert srl.vocab.vectors.n_keys == 2
+    assert srl.vocab.get_vector("dog").tolist() == [3.0, 4.0]
+
+
+def test_the_same_vectors_are_kept_and_different_ones_refused():
+    rows = {"cat": [1.0, 2.0]}
+    srl, parser = _with_vectors(rows), _with_vectors(rows)
+    _script().share_vectors(srl, parser)
+    assert srl.vocab.get_vector("cat").tolist() == [1.0, 2.0]
+    with pytest.raises(SystemExit, match="same --paths.vectors"):
+        _script().share_vectors(srl, _with_vectors({"cat": [1.0, 2.5]}))
+
+
+def test_a_parser_without_vectors_changes_nothing():
+    srl = _with_vectors({"cat": [1.0, 2.0]})
+    _script().share_vectors(srl, spacy.blank("en"))
+    assert srl.vocab.vectors.n_keys == 1
