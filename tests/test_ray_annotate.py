@@ -283,6 +283,10 @@ def ray_head(tmp_path: Path) -> Iterator[str]:
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        # Ray 2.60 turns token authentication on for `ray start`; on a box whose node IP
+        # is not the loopback (Ray then dials the node IP for "127.0.0.1"), the CLI was
+        # refused with InvalidAuthToken. A private test cluster needs no token.
+        env={**os.environ, "RAY_AUTH_MODE": "disabled"},
     )
     try:
         yield f"127.0.0.1:{port}"
@@ -310,6 +314,7 @@ def test_cli_on_a_cluster_by_address(
     cmd = [sys.executable, "-m", "spacy_lisa", "predict", str(model_dir), str(corpus["jsonl"])]
     cmd += ["-o", str(out), "--engine", "ray", "--address", ray_head, "--workers", "1"]
     env = {k: v for k, v in os.environ.items() if k != CRASH_ENV}
+    env["RAY_AUTH_MODE"] = "disabled"  # as the head (see ray_head)
     deadline = time.monotonic() + 120
     while True:  # the head may still be starting: the CLI then cannot connect yet
         result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
