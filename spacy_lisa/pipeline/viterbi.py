@@ -24,11 +24,6 @@ from ..bio import VERB
 from ..errors import Errors
 from .viterbi_kernel import FLOOR, viterbi_frames
 
-# Scores below this are clamped to it. A finite floor (instead of -inf) keeps every path
-# and every tree reachable, so the decoders always return a well-formed answer even when
-# a caller masks labels or arcs with -inf; hard constraints use a real -inf on top.
-_FLOOR = FLOOR
-
 
 def estimate_transitions(
     sequences: Iterable[Sequence[str]],
@@ -106,7 +101,7 @@ def _floored(values: np.ndarray, what: str) -> np.ndarray:
     +inf are rejected because they make every path's score meaningless."""
     if np.isnan(values).any() or np.isposinf(values).any():
         raise ValueError(Errors.E251.format(what=what, message="contains NaN or +inf"))
-    return np.maximum(values, _FLOOR)
+    return np.maximum(values, FLOOR)
 
 
 def viterbi_decode(
@@ -284,9 +279,10 @@ def viterbi_paths(
         sizes,
         np.ascontiguousarray(first),
         np.ascontiguousarray(trans),
-        info.free.astype(np.int64),
-        info.inside.astype(np.int64),
-        info.inside_prev.astype(np.int64),
+        # int64 already (cached per label set): no copy
+        np.asarray(info.free, dtype=np.int64),
+        np.asarray(info.inside, dtype=np.int64),
+        np.asarray(info.inside_prev, dtype=np.int64),
         prune,
         paths,
     )

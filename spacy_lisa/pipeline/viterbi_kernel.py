@@ -12,12 +12,43 @@ are identical to it, ties included (the lowest previous label id wins, as ``argm
 
 from __future__ import annotations
 
+from typing import Tuple
+
 import numpy as np
 from numba import njit
 
-# scores below this are clamped to it (viterbi._FLOOR is this value: a finite floor keeps
-# every path reachable); numba reads it as a compile-time constant
+# Scores below this are clamped to it. A finite floor (instead of -inf) keeps every path
+# and every tree reachable, so the decoders always return a well-formed answer even when
+# a caller masks labels or arcs with -inf; hard constraints use a real -inf on top.
+# (Defined here, where numba reads it as a compile-time constant; viterbi.py uses it too.)
 FLOOR = -1e30
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_max(values: np.ndarray) -> int:  # pragma: no cover (compiled)
+    """Index of the first maximum, as ``argmax`` (without its NaN checks: none here)."""
+    best = 0
+    for i in range(1, values.shape[0]):
+        if values[i] > values[best]:
+            best = i
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _best_previous(  # pragma: no cover (compiled)
+    delta: np.ndarray, trans: np.ndarray, j: int, candidates: np.ndarray, n: int
+) -> Tuple[float, int]:
+    """Max of ``delta[p] + trans[p, j]`` over the first ``n`` ``candidates`` (ascending
+    ids) and its argument: the first maximum wins, as ``argmax``."""
+    arg = candidates[0]
+    best = delta[arg] + trans[arg, j]
+    for c in range(1, n):
+        p = candidates[c]
+        value = delta[p] + trans[p, j]
+        if value > best:
+            best = value
+            arg = p
+    return best, arg
 
 
 @njit(cache=True, nogil=True)
@@ -69,10 +100,7 @@ def viterbi_frames(  # pragma: no cover (compiled: numba runs it, coverage canno
         for t in range(1, size):
             n_candidates = n_labels
             if prune:
-                top = 0
-                for p in range(1, n_labels):
-                    if delta[p] > delta[top]:
-                        top = p
+                top = _first_max(delta)
                 floor = np.inf
                 for jj in range(n_free):
                     value = delta[top] + trans[top, free[jj]]
@@ -85,34 +113,13 @@ def viterbi_frames(  # pragma: no cover (compiled: numba runs it, coverage canno
                         n_candidates += 1
             for jj in range(n_free):
                 j = free[jj]
-                arg = candidates[0]
-                best = delta[arg] + trans[arg, j]
-                for c in range(1, n_candidates):
-                    p = candidates[c]
-                    value = delta[p] + trans[p, j]
-                    if value > best:
-                        best = value
-                        arg = p
-                step[j] = best
-                back[t, j] = arg
+                step[j], back[t, j] = _best_previous(delta, trans, j, candidates, n_candidates)
             for ii in range(n_inside):
                 j = inside[ii]
-                arg = inside_prev[ii, 0]
-                best = delta[arg] + trans[arg, j]
-                for c in range(1, width):
-                    p = inside_prev[ii, c]
-                    value = delta[p] + trans[p, j]
-                    if value > best:
-                        best = value
-                        arg = p
-                step[j] = best
-                back[t, j] = arg
+                step[j], back[t, j] = _best_previous(delta, trans, j, inside_prev[ii], width)
             for j in range(n_labels):
                 delta[j] = step[j] + max(np.float64(scores[f, t, j]), FLOOR)
-        current = 0
-        for j in range(1, n_labels):
-            if delta[j] > delta[current]:
-                current = j
+        current = _first_max(delta)
         for t in range(size - 1, -1, -1):
             paths[f, t] = current
             if t > 0:
