@@ -5,9 +5,13 @@ buffer 256), interleaved step by step, it measures:
 
 (a) floor: bare MiniLM (AutoModel) forward + backward of a dummy loss on the last hidden
     state + a torch AdamW step, tokenised and padded per batch to the longest; no LISA;
-(b) ``nlp.update`` of the config's pipeline (initialised on ~200 examples).
+(b) ``nlp.update`` of the config's pipeline (initialised on ~200 examples), once per
+    ``--encodings`` value (the model's ``predicate_encoding``: single pass, or the
+    predicate-aware "marked" / "marked_upper", which encode each predicate's window again),
 
 and prints the median training words/s (spaCy tokens) of each after warm-up, and the ratio.
+
+    python benchmarks/bench_trf_training.py --threads 1 --encodings single_pass,marked,marked_upper
 
     python benchmarks/bench_trf_training.py --config configs/lisa_trf.cfg --steps 20 --threads 2
     python benchmarks/bench_trf_training.py --autocast off   # bf16 autocast forced off
@@ -22,12 +26,14 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import io
 import itertools
 import pstats
 import statistics
 import time
 from pathlib import Path
+from typing import Dict, List
 
 import spacy
 import torch
@@ -58,19 +64,34 @@ def main() -> None:
         help="bf16 autocast around the transformer: as the config says, or forced on/off",
     )
     parser.add_argument("--profile", type=int, default=0, help="cProfile this many steps")
+    parser.add_argument(
+        "--encodings",
+        default="config",
+        help="comma-separated predicate_encoding values to time side by side "
+        "(single_pass, marked, marked_upper; 'config': the config's own)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)  # benchmark script: sets threads for itself only
 
     overrides = {}
     if args.autocast != "config":
         overrides["components.lisa_srl.model.tok2vec.autocast"] = args.autocast == "on"
-    config = load_config(args.config, overrides=overrides, interpolate=True)
+    pipelines = {}
+    for encoding in args.encodings.split(","):
+        these = dict(overrides)
+        if encoding != "config":
+            these["components.lisa_srl.model.predicate_encoding"] = encoding
+        config = load_config(args.config, overrides=these, interpolate=True)
+        pipelines[encoding] = spacy.util.load_model_from_config(config, auto_fill=True)
     autocast = config["components"]["lisa_srl"]["model"]["tok2vec"].get("autocast", False)
-    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    nlp = next(iter(pipelines.values()))
     corpus = SRLCorpus(args.train, gold_preproc=True)
     examples = list(corpus(nlp))
     print(f"{len(examples)} training examples from {args.train}")
-    optimizer = nlp.initialize(lambda: examples[: args.init_examples])
+    optimizers = {
+        name: pipeline.initialize(lambda: examples[: args.init_examples])
+        for name, pipeline in pipelines.items()
+    }
     batches = list(
         itertools.islice(
             minibatch_by_padded_size(
@@ -104,15 +125,19 @@ def main() -> None:
         adamw.step()
         adamw.zero_grad()
 
-    def lisa_step(batch) -> None:
-        nlp.update(batch, sgd=optimizer, drop=0.1, losses={})
+    def lisa_step(batch, name: str) -> None:
+        pipelines[name].update(batch, sgd=optimizers[name], drop=0.1, losses={})
 
+    steps = {"floor": floor_step}
+    for name in pipelines:
+        steps[name] = functools.partial(lisa_step, name=name)
     if args.profile:
-        lisa_step(batches[0])  # warm
+        name = next(iter(pipelines))
+        lisa_step(batches[0], name)  # warm
         prof = cProfile.Profile()
         prof.enable()
         for batch in batches[1 : 1 + args.profile]:
-            lisa_step(batch)
+            lisa_step(batch, name)
         prof.disable()
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(35)
@@ -122,21 +147,22 @@ def main() -> None:
         print(out.getvalue())
         return
 
-    rates = {"floor": [], "lisa": []}
+    rates: Dict[str, List[float]] = {name: [] for name in steps}
     for i, batch in enumerate(batches):
         n_words = sum(len(eg.reference) for eg in batch)
-        for name, step in (("floor", floor_step), ("lisa", lisa_step)):
+        for name, step in steps.items():
             start = time.perf_counter()
             step(batch)
             elapsed = time.perf_counter() - start
             if i >= args.warmup:
                 rates[name].append(n_words / elapsed)
     floor = statistics.median(rates["floor"])
-    lisa = statistics.median(rates["lisa"])
-    print(f"config: {args.config}, autocast={autocast}, {len(rates['lisa'])} steps")
+    print(f"config: {args.config}, autocast={autocast}, {len(rates['floor'])} steps")
     print(f"(a) bare transformer fwd+bwd+AdamW: {floor:8.1f} words/s (median)")
-    print(f"(b) nlp.update ({Path(args.config).stem}): {lisa:8.1f} words/s (median)")
-    print(f"ratio (b)/(a): {lisa / floor:.2f}")
+    for name in pipelines:
+        lisa = statistics.median(rates[name])
+        label = f"{Path(args.config).stem}, predicate_encoding={name}"
+        print(f"(b) nlp.update ({label}): {lisa:8.1f} words/s (median), (b)/(a) {lisa / floor:.2f}")
     print(BOX_NOTE.format(threads=args.threads, cpu=_cpu()))
 
 

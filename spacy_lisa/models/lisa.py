@@ -20,47 +20,35 @@ imported inside functions only.
 
 from __future__ import annotations
 
-import bisect
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, cast
 
 import numpy
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import (
-    ArgsKwargs,
     Model,
-    NumpyOps,
     PyTorchShim,
     PyTorchWrapper_v2,
-    torch2xp,
-    xp2torch,
 )
-from thinc.types import Floats2d, Floats3d, Ints2d
+from thinc.types import Floats2d
 
+from ..device import lisa_mixed_precision
 from ..errors import Errors
 from . import lal as _lal  # noqa: F401  (registers the LabelAttentionLayer builder)
 from . import lan as _lan  # noqa: F401  (registers the LANRoleScorer builder)
 from .averaged_shim import use_averaged_shim
-from .types import LISA_DEFAULTS, PARSE_MODES, LisaBatch, LisaOutput, LisaSizes
+from .gemm_ops import torch_gemm
+from .lisa_batch import predicate_tag_mask, prepare_batch
+from .lisa_convert import FRAME_DIMS, convert_inputs, convert_outputs, empty_output, torch_device
+from .types import LISA_DEFAULTS, LISA_V2_DEFAULTS, LisaBatch, LisaOutput, LisaSizes
 
 if TYPE_CHECKING:
-    import torch
-    from torch import Tensor, nn
+    from torch import nn
 
-    from .lisa_torch import LisaTorchOutput
 
 DIMS = ("nI", "n_tags", "n_deps", "n_roles")
-# sizes of the per-predicate classifiers (roleset, lemma edit tree, UPOS); optional: 0 or
-# unset leaves a classifier out (pipelines saved before they existed have none)
-FRAME_DIMS = ("n_senses", "n_lemmas", "n_pred_pos")
-FRAME_SCORES = {
-    "n_senses": "sense_scores",
-    "n_lemmas": "lemma_scores",
-    "n_pred_pos": "pred_pos_scores",
-}
 
 
 @registry.architectures("spacy-lisa.LISA.v1")
@@ -80,6 +68,7 @@ def build_lisa_model(
     positions: str = LISA_DEFAULTS["positions"],
     detach_frame_heads: bool = LISA_DEFAULTS["detach_frame_heads"],
     sense_head: str = LISA_DEFAULTS["sense_head"],
+    predicate_encoding: str = LISA_DEFAULTS["predicate_encoding"],
     role_scorer: Optional[Callable[[int, int], Any]] = None,
     top_layer: Optional[Callable[[int], Any]] = None,
     mixed_precision: bool = False,
@@ -102,12 +91,21 @@ def build_lisa_model(
     model's roles are then exactly those of the same model without a sense head) or
     "separate_context" (the same, also reading an attention summary of the predicate's
     window); "shared" stays the default for pipelines saved before the others existed.
+    predicate_encoding: "single_pass" (one encoding scores every predicate's roles),
+    "marked" (each predicate's window encoded again with the predicate marked, in the
+    tok2vec's input where it takes marks, e.g. ``TransformerTok2Vec.v1``'s token types,
+    and at the LISA encoder's input; its roles scored from that) or "marked_upper" (the
+    mark at the LISA encoder's input only: one tok2vec pass); see :mod:`.marked`.
     role_scorer: a builder (width, n_roles) -> module, e.g.
     ``spacy-lisa.LANRoleScorer.v1``; default bilinear.
     top_layer: a builder width -> module on top of the encoder, e.g.
-    ``spacy-lisa.LabelAttentionLayer.v1``. mixed_precision: autocast on GPU.
+    ``spacy-lisa.LabelAttentionLayer.v1``. mixed_precision: float16 autocast with
+    thinc's gradient scaler on a CUDA GPU (single pass only, E457); ignored on the CPU.
     """
+    from ..device import check_torch_follows_thinc
     from .lisa_torch import check_choices, check_layers
+
+    check_torch_follows_thinc("spacy-lisa.LISA.v1")
 
     for name, value in (
         ("width", width),
@@ -141,8 +139,11 @@ def build_lisa_model(
         positions=positions,
         detach_frame_heads=detach_frame_heads,
         sense_head=sense_head,
+        predicate_encoding=predicate_encoding,
     )
     check_choices(sizes)
+    if mixed_precision and predicate_encoding != "single_pass":
+        raise ValueError(Errors.E457.format(encoding=predicate_encoding))
 
     return Model(
         "lisa",
@@ -160,6 +161,39 @@ def build_lisa_model(
             "top_layer": top_layer,
         },
     )
+
+
+V2 = LISA_V2_DEFAULTS
+
+
+@registry.architectures("spacy-lisa.LISA.v2")
+def build_lisa_model_v2(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    width: int = V2["width"],
+    depth: int = V2["depth"],
+    n_heads: int = V2["n_heads"],
+    ffn_width: int = V2["ffn_width"],
+    dropout: float = V2["dropout"],
+    attention_dropout: float = V2["attention_dropout"],
+    tag_layer: int = V2["tag_layer"],
+    parse_layer: int = V2["parse_layer"],
+    parse_dep_width: int = V2["parse_dep_width"],
+    parse_head_width: int = V2["parse_head_width"],
+    role_width: int = V2["role_width"],
+    positions: str = V2["positions"],
+    detach_frame_heads: bool = V2["detach_frame_heads"],
+    sense_head: str = V2["sense_head"],
+    predicate_encoding: str = V2["predicate_encoding"],
+    role_scorer: Optional[Callable[[int, int], Any]] = None,
+    top_layer: Optional[Callable[[int], Any]] = None,
+    mixed_precision: bool = False,
+) -> Model[LisaBatch, LisaOutput]:
+    """:func:`build_lisa_model` (``LISA.v1``) with the best measured defaults
+    (:data:`~.types.LISA_V2_DEFAULTS`: the encoder of configs/lisa_cpu.cfg, the roleset
+    classifier on its own detached MLP with a summary of the predicate's window). The
+    component's default model; ``LISA.v1`` keeps the defaults older pipelines were saved
+    with."""
+    return build_lisa_model(**locals())
 
 
 @registry.architectures("spacy-lisa.BilinearRoleScorer.v1")
@@ -205,9 +239,10 @@ def ensure_built(model: Model[LisaBatch, LisaOutput]) -> None:
         raise ValueError(Errors.E152.format(dims=", ".join(missing)))
     wrapper = PyTorchWrapper_v2(
         _build_torch(model),
-        convert_inputs=_convert_inputs,
-        convert_outputs=_convert_outputs,
-        mixed_precision=model.attrs["lisa_config"]["mixed_precision"],
+        convert_inputs=convert_inputs,
+        convert_outputs=convert_outputs,
+        # on the device the layers are built on: thinc's autocast is CUDA-only
+        mixed_precision=lisa_mixed_precision(model.attrs["lisa_config"]["mixed_precision"]),
     )
     use_averaged_shim(wrapper)  # so that use_averages = true reaches the torch weights
     model.layers.append(wrapper)
@@ -280,10 +315,10 @@ def init(
     wrapper = _lisa_layer(model)
     if wrapper is not None:
         # initialize() again: fresh weights (same dims, or the set_dim would have failed)
-        cast(PyTorchShim, wrapper.shims[0])._model = _build_torch(model).to(_device(wrapper))
+        cast(PyTorchShim, wrapper.shims[0])._model = _build_torch(model).to(torch_device(wrapper))
     else:
         ensure_built(model)
-    _predicate_tag_mask(model)  # validate the component's predicate_tags now
+    predicate_tag_mask(model)  # validate the component's predicate_tags now
 
 
 def as_batch(X: Any) -> LisaBatch:
@@ -306,13 +341,23 @@ def forward(
         raise ValueError(Errors.E153)
     batch = as_batch(batch)
     tok2vec = _tok2vec_layer(model)
-    with _torch_gemm(tok2vec, enabled=not is_train):
+    with torch_gemm(tok2vec, enabled=not is_train):
         Xs, backprop_tok2vec = tok2vec(batch.docs, is_train)
-    prepared = _prepare(model, batch, Xs)
+    prepared = prepare_batch(model, batch, Xs)
     if not prepared.windows:
         # only empty docs: nothing to encode and no gradient for the tok2vec (whose
         # backprop fails on zero rows; spaCy's components skip such batches anyway)
-        return _empty_output(model), lambda d_output: batch
+        return empty_output(model), lambda d_output: batch
+    if model.attrs["lisa_config"]["predicate_encoding"] != "single_pass":
+        from .marked import marked_forward
+
+        output, backprop_marked = marked_forward(model, batch, prepared, Xs, is_train)
+
+        def backprop_two_stages(d_output: LisaOutput) -> LisaBatch:
+            backprop_tok2vec(backprop_marked(d_output))
+            return batch
+
+        return output, backprop_two_stages
     output, backprop_lisa = lisa(prepared, is_train)
 
     def backprop(d_output: LisaOutput) -> LisaBatch:
@@ -321,354 +366,3 @@ def forward(
         return batch
 
     return output, backprop
-
-
-class TorchGemmOps(NumpyOps):
-    """``NumpyOps`` whose ``gemm`` runs on torch's CPU BLAS (with torch's thread
-    setting, which the component keeps at 1 in ``n_process`` workers). On the project's
-    2-core AVX-512 box, blis (NumpyOps' default) takes ~3x as long for the tok2vec's
-    maxout matmuls ([~500, 640] x [640, 384]): they were most of the tok2vec's time. The
-    products differ from blis's by float rounding only."""
-
-    def gemm(
-        self,
-        x: Any,
-        y: Any,
-        *,
-        out: Optional[Any] = None,
-        trans1: bool = False,
-        trans2: bool = False,
-    ) -> Any:
-        import torch
-
-        a = torch.from_numpy(self.as_contig(x))
-        b = torch.from_numpy(self.as_contig(y))
-        a = a.T if trans1 else a
-        b = b.T if trans2 else b
-        if out is None:
-            return torch.matmul(a, b).numpy()
-        torch.matmul(a, b, out=torch.from_numpy(out))
-        return out
-
-
-_TORCH_GEMM_OPS = TorchGemmOps()
-
-
-@contextmanager
-def _torch_gemm(layer: Model, enabled: bool = True) -> Iterator[None]:
-    """Within the block, the nodes of ``layer`` that run on blis ``NumpyOps`` run on
-    :class:`TorchGemmOps` instead. Prediction only: training keeps the ops it was
-    configured with (and so its exact numerics)."""
-    swapped = []
-    if enabled:
-        for node in layer.walk():
-            ops = node.ops
-            # exactly NumpyOps (not a subclass with other kernels), with blis
-            if isinstance(ops, NumpyOps) and type(ops) is NumpyOps and ops.use_blis:
-                swapped.append((node, ops))
-                node.ops = _TORCH_GEMM_OPS
-    try:
-        yield
-    finally:
-        for node, ops in swapped:
-            node.ops = ops
-
-
-@dataclass
-class _Prepared:
-    """A LisaBatch turned into padded arrays (numpy metadata, ``ops`` token vectors)."""
-
-    windows: List[Tuple[int, int, int]]  # (doc, start, end) per window, S entries
-    doc_lengths: List[int]
-    mask: Any  # numpy bool [S, T]
-    X: Any  # ops array [S, T, nI], padded token vectors
-    heads: Optional[numpy.ndarray]  # [S, T] parent offsets (-1 none) or None
-    given_rows: numpy.ndarray  # [S] bool: windows following the given parse
-    own_parse: str  # "soft" | "argmax" for the other windows
-    dep_labels: bool  # score dependency labels (else dep_scores are zeros)
-    # parent scores needed: not when every window follows the given parse and no labels
-    # are scored (the component's prediction on docs with their own parse), where
-    # nothing reads the head's own parse; training always scores them
-    head_scores: bool
-    frame_window: Optional[numpy.ndarray]  # [F] or None (predict predicates)
-    frame_pos: Optional[numpy.ndarray]  # [F]
-    predicate_tags: numpy.ndarray  # [n_tags] bool
-
-
-def _prepare(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> _Prepared:
-    """Validate a batch and lay it out as windows (numpy on the CPU, X with model.ops)."""
-    ops = model.ops
-    docs = batch.docs
-    if len(Xs) != len(docs):
-        raise ValueError(Errors.E157.format(what=f"{len(Xs)} arrays for {len(docs)} docs"))
-    if len(batch.windows) != len(docs):
-        message = f"{len(batch.windows)} window lists for {len(docs)} docs"
-        raise ValueError(Errors.E156.format(doc=0, n_tokens="?", message=message))
-    n_in = model.get_dim("nI")
-    windows: List[Tuple[int, int, int]] = []
-    for i, (doc, doc_windows, X) in enumerate(zip(docs, batch.windows, Xs, strict=True)):
-        if X.shape[0] != len(doc) or (len(doc) and X.shape[1] != n_in):
-            raise ValueError(
-                Errors.E157.format(
-                    what=f"an array of shape {X.shape} for doc {i} of {len(doc)} tokens, "
-                    f"model width nI={n_in}"
-                )
-            )
-        position = 0
-        for start, end in doc_windows:
-            if start != position or not start < end <= len(doc):
-                message = f"window ({start}, {end}) after {position}"
-                raise ValueError(Errors.E156.format(doc=i, n_tokens=len(doc), message=message))
-            windows.append((i, int(start), int(end)))
-            position = end
-        if position != len(doc):
-            raise ValueError(
-                Errors.E156.format(doc=i, n_tokens=len(doc), message=f"windows end at {position}")
-            )
-    n_windows = len(windows)
-    length = max((end - start for _, start, end in windows), default=0)
-    mask = numpy.zeros((n_windows, length), dtype=bool)
-    for s, (_, start, end) in enumerate(windows):
-        mask[s, : end - start] = True
-    X_pad = ops.alloc3f(n_windows, length, n_in)
-    if n_windows:
-        # windows cover the docs in order, so the real rows of X_pad in row-major order
-        # are exactly the docs' rows concatenated
-        X_pad[ops.xp.asarray(mask)] = ops.xp.concatenate([X for X in Xs if X.shape[0]], axis=0)
-    mode = batch.parse_mode
-    if mode not in PARSE_MODES:
-        raise ValueError(Errors.E026.format(value=mode, choices=", ".join(PARSE_MODES)))
-    if not 0.0 <= batch.gold_parse_prob <= 1.0:
-        raise ValueError(Errors.E155.format(value=batch.gold_parse_prob))
-    has_parser = model.attrs["lisa_config"]["parse_layer"] > 0
-    heads = None
-    given_rows = numpy.zeros((n_windows,), dtype=bool)
-    if mode in ("given", "scheduled") and has_parser:
-        if batch.heads is None:
-            raise ValueError(Errors.E154.format(mode=mode))
-        heads = _window_heads(batch, windows, length)
-        if mode == "given":
-            given_rows[:] = True
-        else:  # scheduled sampling: per window (numpy's RNG, seeded by fix_random_seed)
-            given_rows = numpy.random.random_sample(n_windows) < batch.gold_parse_prob
-    # scheduled sampling falls back to the model's argmax parse (what test time uses)
-    own_parse = "soft" if mode == "soft" else "argmax"
-    frame_window, frame_pos = None, None
-    if batch.predicates is not None:
-        frame_window, frame_pos = _frames(batch, windows)
-    return _Prepared(
-        windows=windows,
-        doc_lengths=[len(doc) for doc in docs],
-        mask=mask,
-        X=X_pad,
-        heads=heads,
-        given_rows=given_rows,
-        own_parse=own_parse,
-        dep_labels=batch.dep_labels,
-        head_scores=batch.dep_labels or mode != "given",
-        frame_window=frame_window,
-        frame_pos=frame_pos,
-        predicate_tags=_predicate_tag_mask(model),
-    )
-
-
-def _window_heads(
-    batch: LisaBatch, windows: List[Tuple[int, int, int]], length: int
-) -> numpy.ndarray:
-    """Absolute heads per doc -> parent offsets per window [S, T]; unknown (-1) and
-    heads outside the window become self-loops (root), padding -1."""
-    assert batch.heads is not None
-    heads = numpy.full((len(windows), length), -1, dtype="int64")
-    doc_heads = [_host_ints(h) for h in batch.heads]
-    if len(doc_heads) != len(batch.docs):
-        raise ValueError(
-            Errors.E156.format(doc=0, n_tokens="?", message=f"{len(doc_heads)} head arrays")
-        )
-    for s, (i, start, end) in enumerate(windows):
-        if doc_heads[i].shape[0] != len(batch.docs[i]):
-            raise ValueError(
-                Errors.E156.format(
-                    doc=i, n_tokens=len(batch.docs[i]), message=f"{doc_heads[i].shape[0]} heads"
-                )
-            )
-        absolute = doc_heads[i][start:end]
-        own = numpy.arange(end - start)
-        inside = (absolute >= start) & (absolute < end)
-        heads[s, : end - start] = numpy.where(inside, absolute - start, own)
-    return heads
-
-
-def _frames(
-    batch: LisaBatch, windows: List[Tuple[int, int, int]]
-) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Given predicates (token indices per doc) -> (window, offset) per frame, in window
-    then token order (each doc's predicates sorted, duplicates dropped)."""
-    assert batch.predicates is not None
-    by_doc: List[List[Tuple[int, int, int]]] = [[] for _ in batch.docs]
-    for s, (i, start, _end) in enumerate(windows):
-        by_doc[i].append((start, s, i))
-    frame_window: List[int] = []
-    frame_pos: List[int] = []
-    for i, predicates in enumerate(batch.predicates):
-        n_tokens = len(batch.docs[i])
-        starts = [start for start, _, _ in by_doc[i]]
-        for p in numpy.unique(_host_ints(predicates)):
-            if not 0 <= p < n_tokens:
-                raise ValueError(
-                    Errors.E156.format(doc=i, n_tokens=n_tokens, message=f"predicate {p}")
-                )
-            k = bisect.bisect_right(starts, int(p)) - 1
-            start, s, _ = by_doc[i][k]
-            frame_window.append(s)
-            frame_pos.append(int(p) - start)
-    return numpy.asarray(frame_window, dtype="int64"), numpy.asarray(frame_pos, dtype="int64")
-
-
-def _device(model: Model) -> torch.device:
-    """The torch device of a PyTorchWrapper's module (where its parameters live)."""
-    return cast(PyTorchShim, model.shims[0]).device
-
-
-def _host_ints(values: Any) -> numpy.ndarray:
-    """Index array on the CPU from numpy, cupy (``.get()``) or a plain list: [n] int64."""
-    if hasattr(values, "get") and not isinstance(values, dict):
-        values = values.get()
-    return numpy.asarray(values, dtype="int64").reshape(-1)
-
-
-def _predicate_tag_mask(model: Model) -> numpy.ndarray:
-    n_tags = model.get_dim("n_tags")
-    tags = [int(t) for t in model.attrs.get("predicate_tags") or []]
-    bad = [t for t in tags if not 0 <= t < n_tags]
-    if bad:
-        raise ValueError(Errors.E159.format(value=bad, n_tags=n_tags))
-    mask = numpy.zeros((n_tags,), dtype=bool)
-    mask[tags] = True
-    return mask
-
-
-def _convert_inputs(
-    model: Model, prepared: _Prepared, is_train: bool
-) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], List[Floats2d]]]:
-    """_Prepared -> torch arguments of LisaTorchModel.forward on the shim's device."""
-    import torch
-
-    ops = model.ops
-    device = _device(model)
-
-    def long(array: Optional[numpy.ndarray]) -> Optional[Tensor]:
-        return None if array is None else torch.as_tensor(array, dtype=torch.long, device=device)
-
-    x = xp2torch(prepared.X, requires_grad=is_train, device=device)  # [S, T, nI]
-    kwargs = {
-        "heads": long(prepared.heads),
-        "given_rows": torch.as_tensor(prepared.given_rows, device=device),
-        "own_parse": prepared.own_parse,
-        "dep_labels": prepared.dep_labels,
-        "head_scores": prepared.head_scores or is_train,
-        "frame_window": long(prepared.frame_window),
-        "frame_pos": long(prepared.frame_pos),
-        "predicate_tags": torch.as_tensor(prepared.predicate_tags, device=device),
-    }
-    mask = torch.as_tensor(prepared.mask, device=device)
-    mask_xp = ops.xp.asarray(prepared.mask)
-
-    def backprop(d_inputs: ArgsKwargs) -> List[Floats2d]:
-        d_x = d_inputs.args[0]
-        if d_x is None:  # nothing flowed back to the input
-            return [ops.alloc2f(n, model.get_dim("nI")) for n in prepared.doc_lengths]
-        d_pad = cast(Floats3d, torch2xp(d_x, ops=ops))  # [S, T, nI]
-        d_flat = d_pad[mask_xp]  # [N, nI]: the docs' rows in order
-        return cast(List[Floats2d], ops.unflatten(d_flat, ops.asarray1i(prepared.doc_lengths)))
-
-    return ArgsKwargs(args=(x, mask), kwargs=kwargs), backprop
-
-
-def _convert_outputs(
-    model: Model, inputs_outputs: Tuple[_Prepared, LisaTorchOutput], is_train: bool
-) -> Tuple[LisaOutput, Callable[[LisaOutput], ArgsKwargs]]:
-    """LisaTorchOutput -> LisaOutput in ops arrays (tag rows unpadded, float32)."""
-    import torch
-
-    ops = model.ops
-    prepared, y = inputs_outputs
-    device = _device(model)
-    mask_xp = ops.xp.asarray(prepared.mask)
-    # float32 for the loss even under autocast; .float() is the identity on float32
-    scores = {
-        "tag_scores": y.tag_scores.float(),
-        "head_scores": y.head_scores.float(),
-        "dep_scores": y.dep_scores.float(),
-        "role_scores": y.role_scores.float(),
-    }
-    label_attention = None if y.label_attention is None else y.label_attention.float()
-    frame_scores = {
-        name: None if getattr(y, name) is None else getattr(y, name).float()
-        for name in ("sense_scores", "lemma_scores", "pred_pos_scores")
-    }
-    tag_pad = torch2xp(scores["tag_scores"], ops=ops)  # [S, T, n_tags]
-    frames = torch.stack([y.frame_window, y.frame_pos], dim=1).to(torch.int32)  # [F, 2]
-    output = LisaOutput(
-        windows=prepared.windows,
-        tag_scores=cast(Floats2d, tag_pad[mask_xp]),  # [N, n_tags]
-        head_scores=cast(Floats3d, torch2xp(scores["head_scores"], ops=ops)),
-        dep_scores=cast(Floats3d, torch2xp(scores["dep_scores"], ops=ops)),
-        frames=cast(Ints2d, torch2xp(frames, ops=ops)),
-        role_scores=cast(Floats3d, torch2xp(scores["role_scores"], ops=ops)),
-        label_attention=None
-        if label_attention is None
-        else cast(Floats3d, torch2xp(label_attention, ops=ops)),
-        used_heads=None
-        if y.used_heads is None
-        else cast(Ints2d, torch2xp(y.used_heads.to(torch.int32), ops=ops)),
-        **cast(
-            Dict[str, Any],
-            {
-                name: None if tensor is None else cast(Floats2d, torch2xp(tensor, ops=ops))
-                for name, tensor in frame_scores.items()
-            },
-        ),
-    )
-
-    def backprop(d_output: LisaOutput) -> ArgsKwargs:
-        d_tag: Any = ops.alloc3f(*tag_pad.shape)
-        d_tag[mask_xp] = d_output.tag_scores
-        pairs = [
-            (scores["tag_scores"], d_tag),
-            (scores["head_scores"], d_output.head_scores),
-            (scores["dep_scores"], d_output.dep_scores),
-            (scores["role_scores"], d_output.role_scores),
-            (label_attention, d_output.label_attention),
-            *[(frame_scores[name], getattr(d_output, name)) for name in frame_scores],
-        ]
-        tensors, grads = [], []
-        for tensor, grad in pairs:
-            if tensor is None or grad is None or not tensor.requires_grad or tensor.numel() == 0:
-                continue
-            grad_t = xp2torch(ops.asarray(grad, dtype="float32"), device=device)
-            tensors.append(tensor)
-            grads.append(grad_t.reshape(tensor.shape))
-        return ArgsKwargs(args=(tuple(tensors),), kwargs={"grad_tensors": tuple(grads)})
-
-    return output, backprop
-
-
-def _empty_output(model: Model) -> LisaOutput:
-    ops = model.ops
-    return LisaOutput(
-        windows=[],
-        tag_scores=ops.alloc2f(0, model.get_dim("n_tags")),
-        head_scores=ops.alloc3f(0, 0, 0),
-        dep_scores=ops.alloc3f(0, 0, model.get_dim("n_deps")),
-        frames=ops.alloc2i(0, 2),
-        role_scores=ops.alloc3f(0, 0, model.get_dim("n_roles")),
-        used_heads=ops.alloc2i(0, 0) if model.attrs["lisa_config"]["parse_layer"] else None,
-        **cast(
-            Dict[str, Any],
-            {
-                FRAME_SCORES[name]: ops.alloc2f(0, n) if n else None
-                for name in FRAME_DIMS
-                for n in [model.maybe_get_dim(name) or 0]
-            },
-        ),
-    )

@@ -14,10 +14,14 @@ One pass over a batch of padded windows predicts, from the bottom up:
    roleset seen in training, its lemma (as an edit-tree class) and its UPOS; with
    ``sense_head="separate"`` the roleset has a classifier of its own (SenseClassifier).
 
-No predicate-indicator embedding is added to the input: the paper adds one only when it
-re-encodes the sentence per gold predicate; here every predicate is scored from one
-encoding, and the tag classifier (above the input) would learn to copy an indicator of
-gold predicates and fail when predicates must be predicted.
+With ``predicate_encoding="single_pass"`` no predicate indicator is added to the input:
+every predicate is scored from one encoding, and the tag classifier (above the input)
+would learn to copy an indicator of gold predicates and fail when they must be predicted.
+The predicate-aware modes (``"marked"``, ``"marked_upper"``) run the module twice per
+batch (``stage``): ``"frames"`` is the single pass without the role scorer (tags,
+predicates, parse, senses), then ``"roles"`` encodes one row per predicate, its window
+with a learned predicate marker added at the predicate's input position, following the
+parse the first stage used, and scores that predicate's roles only.
 """
 
 from __future__ import annotations
@@ -47,6 +51,12 @@ POSITIONS = ("absolute", "relative")
 # (SenseClassifier), which cannot change the rest of the model; "separate_context", the
 # same reading an attention summary of the predicate's window too
 SENSE_HEADS = ("shared", "separate", "separate_context")
+# how the roles of a predicate are encoded (see LisaSizes.predicate_encoding)
+PREDICATE_ENCODINGS = ("single_pass", "marked", "marked_upper")
+# what one forward call computes: "joint" (single pass: everything), "frames" (stage 1
+# of the predicate-aware modes: all but the roles), "roles" (stage 2: one row per
+# predicate, marked, roles only)
+STAGES = ("joint", "frames", "roles")
 
 
 class LisaTorchOutput(NamedTuple):
@@ -170,11 +180,12 @@ class SenseClassifier(nn.Module):
 
 
 def check_choices(sizes: LisaSizes) -> None:
-    """``positions`` and ``sense_head`` are among their choices. Raises ValueError
-    (E024)."""
+    """``positions``, ``sense_head`` and ``predicate_encoding`` are among their choices.
+    Raises ValueError (E024)."""
     for option, value, choices in (
         ("positions", sizes.positions, POSITIONS),
         ("sense_head", sizes.sense_head, SENSE_HEADS),
+        ("predicate_encoding", sizes.predicate_encoding, PREDICATE_ENCODINGS),
     ):
         if value not in choices:
             raise ValueError(
@@ -224,6 +235,7 @@ class LisaTorchModel(nn.Module):
         self.parse_layer = parse_layer
         self.positions = positions
         self.n_deps = n_deps
+        self.n_roles = n_roles
         self.input_proj = nn.Linear(n_in, width)
         self.input_dropout = nn.Dropout(dropout)
         layers = []
@@ -273,6 +285,14 @@ class LisaTorchModel(nn.Module):
         if n_senses and sizes.sense_head != "shared":
             context = sizes.sense_head == "separate_context"
             self.sense_classifier = SenseClassifier(width, role_width, n_senses, context)
+        # the predicate-aware modes' marker, added at the predicate's input position in
+        # the "roles" stage; drawn on a forked random stream, so that the rest of the
+        # model starts from the weights it has in single-pass mode
+        self.predicate_marker: Optional[nn.Parameter] = None
+        if sizes.predicate_encoding != "single_pass":
+            with torch.random.fork_rng(devices=[]):
+                # N(0, 1) per unit, like nn.Embedding: as large as the positions' signal
+                self.predicate_marker = nn.Parameter(torch.randn(width))
 
     def reset_parameters(self) -> None:
         """Initialise the layers this module owns (the submodules initialise themselves)."""
@@ -296,6 +316,7 @@ class LisaTorchModel(nn.Module):
         predicate_tags: Optional[Tensor] = None,
         dep_labels: bool = True,
         head_scores: bool = True,
+        stage: str = "joint",
     ) -> LisaTorchOutput:
         """Score a batch of padded windows.
 
@@ -310,6 +331,10 @@ class LisaTorchModel(nn.Module):
         (head_scores zeros; nothing of the model's own parse is then used).
         In eval mode the token-wise layers run on the real tokens only (see
         :class:`~.attention.Packing`); the outputs are the same, padded.
+        stage: "joint" (everything), "frames" (no role scorer: role_scores [0, T,
+        n_roles]) or "roles" (row b is the window of predicate b at offset
+        ``frame_pos[b]``: the predicate marker is added there, every row follows
+        ``heads``, only role_scores are computed; the other scores are empty).
         """
         B, T, _ = x.shape
         mask = mask.to(torch.bool)
@@ -317,16 +342,16 @@ class LisaTorchModel(nn.Module):
             raise ValueError(
                 Errors.E026.format(value=own_parse, choices=", ".join(OWN_PARSE_MODES))
             )
+        if stage not in STAGES:
+            raise ValueError(Errors.E024.format(value=stage, option="stage", choices=STAGES))
+        if stage == "roles":
+            return self._forward_roles(x, mask, heads, frame_pos)
         packing = self._packing(mask)
         if packing is not None:
             # prediction: the token-wise layers run on the real tokens only (a third or
             # more of a call's rows are padding), states [N, d] until the top
             x = packing.pack(x)  # [N, n_in]
-        states = self.input_proj(x)  # [B, T, d] ([N, d] packed)
-        if self.positions == "absolute":
-            encoding = cached_positions(T, self.width, x.device).to(states.dtype)
-            states = states + (encoding if packing is None else encoding[packing.position])
-        states = self.input_dropout(states)
+        states = self._input(x, T, packing)
         tag_scores: Optional[Tensor] = None
         parse = None
         for j, layer in enumerate(self.layers, start=1):
@@ -361,9 +386,10 @@ class LisaTorchModel(nn.Module):
         label_attention = None
         if self.top is not None:
             states, label_attention = self.top(states, mask)  # [B, T, d], [B, H, T]
-        role_scores = self.role_scorer(states, mask, frame_window, frame_pos)  # [F, T, L]
-        # padding columns of each frame's window
-        role_scores = role_scores.masked_fill(~mask[frame_window][..., None], MASK_VALUE)
+        if stage == "frames":  # the roles come from the marked stage
+            role_scores = states.new_zeros(0, T, self.n_roles)
+        else:
+            role_scores = self._roles(states, mask, frame_window, frame_pos)  # [F, T, L]
         sense_scores = lemma_scores = pred_pos_scores = None
         if self.frame_classifier is not None:
             sense_scores, lemma_scores, pred_pos_scores = self.frame_classifier(
@@ -393,6 +419,84 @@ class LisaTorchModel(nn.Module):
             sense_scores=sense_scores,
             lemma_scores=lemma_scores,
             pred_pos_scores=pred_pos_scores,
+        )
+
+    def _input(
+        self, x: Tensor, T: int, packing: Optional[Packing], marks: Optional[Tensor] = None
+    ) -> Tensor:
+        """Token vectors [B, T, n_in] ([N, n_in] packed) -> the first layer's input:
+        projected, plus positions (absolute), plus the predicate marker where ``marks``
+        [B, T] is 1; dropout."""
+        states = self.input_proj(x)  # [B, T, d] ([N, d] packed)
+        if self.positions == "absolute":
+            encoding = cached_positions(T, self.width, x.device).to(states.dtype)
+            states = states + (encoding if packing is None else encoding[packing.position])
+        if marks is not None:
+            assert self.predicate_marker is not None
+            marks = marks.to(states.dtype)[..., None]  # [B, T, 1]
+            marks = marks if packing is None else packing.pack(marks)
+            states = states + marks * self.predicate_marker.to(states.dtype)
+        return cast(Tensor, self.input_dropout(states))
+
+    def _roles(
+        self, states: Tensor, mask: Tensor, frame_window: Tensor, frame_pos: Tensor
+    ) -> Tensor:
+        """Role logits [F, T, L] of the frames, padding columns of each frame's window
+        masked."""
+        role_scores = self.role_scorer(states, mask, frame_window, frame_pos)  # [F, T, L]
+        return role_scores.masked_fill(~mask[frame_window][..., None], MASK_VALUE)
+
+    def _forward_roles(
+        self, x: Tensor, mask: Tensor, heads: Optional[Tensor], frame_pos: Optional[Tensor]
+    ) -> LisaTorchOutput:
+        """Stage 2 of the predicate-aware modes: row b of ``x`` [B, T, n_in] is the window
+        of one predicate at offset ``frame_pos[b]``; its marker is added there, the
+        syntactic head follows ``heads`` (the parse stage 1 used; nothing of the head's
+        own parse is computed) and the role scorer scores that predicate only."""
+        if self.predicate_marker is None:
+            raise ValueError(Errors.E170)
+        if frame_pos is None or frame_pos.shape[0] != x.shape[0]:
+            raise ValueError(Errors.E171.format(rows=x.shape[0]))
+        B, T, _ = x.shape
+        rows = torch.arange(B, device=x.device)
+        packing = self._packing(mask)
+        marks = F.one_hot(frame_pos, T)  # [B, T]
+        states = self._input(x if packing is None else packing.pack(x), T, packing, marks)
+        given = torch.ones(B, dtype=torch.bool, device=x.device)
+        for j, layer in enumerate(self.layers, start=1):
+            override = None
+            if j == self.parse_layer and self.parser is not None:
+                if heads is None:
+                    raise ValueError(Errors.E154.format(mode="roles"))
+                parse = self.parser(
+                    states,
+                    mask,
+                    heads=heads,
+                    given_rows=given,
+                    dep_labels=False,
+                    packing=packing,
+                    head_scores=False,
+                )
+                override = parse.attention
+            if packing is None:
+                states = layer(states, mask, override_head=override)
+            else:
+                encoder_layer = cast(EncoderLayer, layer)
+                states = encoder_layer.forward_packed(states, mask, packing, override_head=override)
+        if packing is not None:
+            states = packing.unpack(states)
+        if self.top is not None:
+            states, _ = self.top(states, mask)
+        empty = x.new_zeros(B, 0, 0)
+        return LisaTorchOutput(
+            tag_scores=x.new_zeros(B, T, 0),
+            head_scores=empty,
+            dep_scores=x.new_zeros(B, 0, self.n_deps),
+            role_scores=self._roles(states, mask, rows, frame_pos),
+            frame_window=rows,
+            frame_pos=frame_pos,
+            used_heads=None,
+            label_attention=None,
         )
 
     def _packing(self, mask: Tensor) -> Optional[Packing]:

@@ -11,8 +11,8 @@ after the whole wordpiece tensor crossed over. Here:
 - wordpieces are pooled into tokens inside torch (one ``index_add_``); only the final
   ``[n_tokens, H]`` array per doc crosses into Thinc;
 - ``frozen`` runs the transformer without gradients, and ``cache_tokens`` then keeps the
-  pooled per-layer outputs of seen windows, so a frozen transformer runs once per sentence
-  over all epochs;
+  pooled per-layer outputs of seen windows in training, so a frozen transformer runs once
+  per sentence over all epochs (prediction never uses the cache);
 - ``learn_rate_scale`` scales the optimizer's learning rate for the transformer weights.
 
 Weights come from a local directory (``spacy-lisa.local_model_path.v1`` names), loaded at
@@ -28,8 +28,9 @@ from __future__ import annotations
 import io
 import tempfile
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union, cast
 
 import numpy
 import srsly
@@ -69,13 +70,18 @@ def build_transformer_tok2vec(
     frozen: no gradients into the transformer. layer_mix: ELMo-style softmax-weighted sum
     of all hidden states (incl. embeddings) times gamma; else the last hidden state.
     cache_tokens: with frozen, keep up to this many tokens' pooled outputs (float16) of
-    seen windows in memory. learn_rate_scale: lr multiplier for the transformer weights
+    windows seen in training in memory (training only: prediction is always a fresh pass). learn_rate_scale: lr multiplier for the transformer weights
     (1.0 for the mix). hidden_dropout / attention_dropout: override the HF config's
     ``hidden_dropout_prob`` / ``attention_probs_dropout_prob`` (attention dropout is
     costly on CPU: 0.0 by default). max_batch_wordpieces: padded rows x length per
-    transformer call. autocast: bfloat16 autocast around the transformer forward.
+    transformer call. autocast: reduced precision around the transformer forward, per
+    device: bfloat16 on the CPU and on GPUs with native bfloat16, float16 on older GPUs
+    at prediction only (see :func:`spacy_lisa.device.choose_autocast`).
     """
+    from ..device import check_torch_follows_thinc
     from .transformer_torch import TransformerTokenEncoder
+
+    check_torch_follows_thinc("spacy-lisa.TransformerTok2Vec.v1")
 
     if pooling not in POOLINGS:
         raise ValueError(Errors.E161.format(value=pooling, choices=", ".join(POOLINGS)))
@@ -105,6 +111,8 @@ def build_transformer_tok2vec(
             "hidden_dropout": hidden_dropout,
             "attention_dropout": attention_dropout,
             "max_batch_wordpieces": max_batch_wordpieces,
+            # forward takes MarkedWindows too (predicate_encoding = "marked")
+            "marks_predicates": True,
         },
     )
 
@@ -284,28 +292,75 @@ def _split(word_ids: List[Optional[int]], n_words: int, limit: int) -> List[Tupl
     return parts
 
 
-def _plan(model: Model, docs: List[Doc]) -> Tuple[List[Window], List[int]]:
-    """Windows of the batch in doc order, tokenised (one fast-tokenizer call), with
-    over-long windows split greedily by tokens; and the token count per doc."""
-    shim = _shim(model)
-    lengths = [len(doc) for doc in docs]
-    raw: List[Tuple[int, List[str]]] = []
+# (output row of the window's first token, its words, the marked word's index or None)
+RawWindow = Tuple[int, List[str], Optional[int]]
+
+
+@dataclass
+class MarkedWindows:
+    """Input of ``TransformerTok2Vec.v1`` for predicate-aware encoding: per item ``(doc,
+    start, end, predicate)``, the tokens ``[start, end)`` of ``docs[doc]`` as one window
+    whose token ``predicate`` (an absolute index inside it) is marked: its wordpieces
+    get token type 1, every other wordpiece 0 (as AllenNLP's BERT SRL marks the verb).
+    The output holds one ``[end - start, H]`` array per item, in item order."""
+
+    docs: List[Doc]
+    items: List[Tuple[int, int, int, int]]
+
+
+def _raw_windows(X: Union[List[Doc], MarkedWindows]) -> Tuple[List[RawWindow], List[int]]:
+    """The windows the transformer sees, as (output row of the first token, words,
+    marked word or None), and the rows per output array (per doc, or per marked item)."""
+    raw: List[RawWindow] = []
     offset = 0
-    for doc in docs:
+    if isinstance(X, MarkedWindows):
+        words_of: Dict[int, List[str]] = {}
+        lengths = []
+        for doc_i, start, end, predicate in X.items:
+            if not start <= predicate < end <= len(X.docs[doc_i]):
+                raise ValueError(
+                    Errors.E156.format(
+                        doc=doc_i,
+                        n_tokens=len(X.docs[doc_i]),
+                        message=f"marked window ({start}, {end}) with predicate {predicate}",
+                    )
+                )
+            if doc_i not in words_of:
+                words_of[doc_i] = [t.text for t in X.docs[doc_i]]
+            raw.append((offset, words_of[doc_i][start:end], predicate - start))
+            lengths.append(end - start)
+            offset += end - start
+        return raw, lengths
+    for doc in X:
         words = [t.text for t in doc]
         for start, end in _windows(doc):
-            raw.append((offset + start, words[start:end]))
+            raw.append((offset + start, words[start:end], None))
         offset += len(doc)
+    return raw, [len(doc) for doc in X]
+
+
+def _plan(model: Model, X: Union[List[Doc], MarkedWindows]) -> Tuple[List[Window], List[int]]:
+    """Windows of the batch in order, tokenised (one fast-tokenizer call over the
+    distinct windows: a sentence's marked copies share theirs), with over-long windows
+    split greedily by tokens; and the rows of each output array."""
+    shim = _shim(model)
+    raw, lengths = _raw_windows(X)
     if not raw:
         return [], lengths
-    enc = shim.tokenizer([w for _, w in raw], is_split_into_words=True, add_special_tokens=False)
+    distinct: Dict[Tuple[str, ...], int] = {}
+    for _, words, _ in raw:
+        distinct.setdefault(tuple(words), len(distinct))
+    enc = shim.tokenizer(
+        [list(words) for words in distinct], is_split_into_words=True, add_special_tokens=False
+    )
     limit = _max_content(shim)
     windows: List[Window] = []
-    for i, (start, words) in enumerate(raw):
-        ids = enc.encodings[i].ids
-        word_ids = enc.word_ids(i)
+    for start, words, mark in raw:
+        k = distinct[tuple(words)]
+        ids = enc.encodings[k].ids
+        word_ids = enc.word_ids(k)
         if len(ids) <= limit:
-            windows.append(Window(start, words, ids, word_ids))
+            windows.append(Window(start, words, ids, word_ids, mark))
             continue
         for b, e in _split(word_ids, len(words), limit):
             keep = [j for j, w in enumerate(word_ids) if w is not None and b <= w < e]
@@ -316,22 +371,32 @@ def _plan(model: Model, docs: List[Doc]) -> Tuple[List[Window], List[int]]:
                     words[b:e],
                     [ids[j] for j in keep],
                     [word_ids[j] - b for j in keep],  # type: ignore[operator]
+                    mark - b if mark is not None and b <= mark < e else None,
                 )
             )
     return windows, lengths
 
 
 class Window:
-    """A transformer input: global offset of its first token, its words, and its content
-    wordpiece ids with their word index (None: no word)."""
+    """A transformer input: output row of its first token, its words, its content
+    wordpiece ids with their word index (None: no word), and the index of its marked
+    word (predicate-aware encoding) or None."""
 
-    __slots__ = ("start", "words", "ids", "word_ids")
+    __slots__ = ("start", "words", "ids", "word_ids", "mark")
 
-    def __init__(self, start: int, words: List[str], ids: List[int], word_ids: List[Any]):
+    def __init__(
+        self,
+        start: int,
+        words: List[str],
+        ids: List[int],
+        word_ids: List[Any],
+        mark: Optional[int] = None,
+    ):
         self.start = start
         self.words = words
         self.ids = ids
         self.word_ids = word_ids
+        self.mark = mark
 
 
 def _encode(model: Model, windows: List[Window]) -> List[Any]:
@@ -348,7 +413,10 @@ def _encode(model: Model, windows: List[Window]) -> List[Any]:
     first_only = model.attrs["pooling"] == "first"
     probe = tok.build_inputs_with_special_tokens([-1])
     n_prefix = probe.index(-1)
-    rows: List[Tuple[List[int], List[int]]] = []
+    marked = any(win.mark is not None for win in windows)
+    if marked and shim.encoder.n_token_types < 2:
+        raise ValueError(Errors.E172.format(n_types=shim.encoder.n_token_types))
+    rows: List[Tuple[List[int], List[int], List[int]]] = []
     for win in windows:
         index: List[int] = []
         prev = None
@@ -360,7 +428,16 @@ def _encode(model: Model, windows: List[Window]) -> List[Any]:
             prev = w
         full_ids = tok.build_inputs_with_special_tokens(list(win.ids))
         n_suffix = len(full_ids) - len(win.ids) - n_prefix
-        rows.append((full_ids, [-1] * n_prefix + index + [-1] * n_suffix))
+        # token type 1 on every wordpiece of the marked word (all pieces, also with
+        # first-piece pooling: the mark is the transformer's input, not its pooling)
+        types = [int(w is not None and w == win.mark) for w in win.word_ids]
+        rows.append(
+            (
+                full_ids,
+                [-1] * n_prefix + index + [-1] * n_suffix,
+                [0] * n_prefix + types + [0] * n_suffix,
+            )
+        )
     # sort by length; grow a sub-batch while rows x longest stays under the budget, so
     # that padding stays small
     order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
@@ -383,16 +460,19 @@ def _encode(model: Model, windows: List[Window]) -> List[Any]:
         ids_arr = numpy.full((len(group), L), pad_id, dtype="int64")
         mask_arr = numpy.zeros((len(group), L), dtype="int64")
         index_arr = numpy.full((len(group), L), -1, dtype="int64")
+        types_arr = numpy.zeros((len(group), L), dtype="int64")
         for r, i in enumerate(group):
             n = len(rows[i][0])
             ids_arr[r, :n] = rows[i][0]
             mask_arr[r, :n] = 1
             index_arr[r, :n] = rows[i][1]
+            types_arr[r, :n] = rows[i][2]
         subs.append(
             SubBatch(
                 input_ids=torch.from_numpy(ids_arr).to(device),
                 attention_mask=torch.from_numpy(mask_arr).to(device),
                 token_index=torch.from_numpy(index_arr.reshape(-1)).to(device),
+                token_type_ids=torch.from_numpy(types_arr).to(device) if marked else None,
             )
         )
     return subs
@@ -402,8 +482,12 @@ def _encode(model: Model, windows: List[Window]) -> List[Any]:
 
 
 def forward(
-    model: Model[List[Doc], List[Floats2d]], docs: List[Doc], is_train: bool
-) -> Tuple[List[Floats2d], Callable[[List[Floats2d]], List[Doc]]]:
+    model: Model[List[Doc], List[Floats2d]],
+    X: Union[List[Doc], MarkedWindows],
+    is_train: bool,
+) -> Tuple[List[Floats2d], Callable[[List[Floats2d]], Any]]:
+    """Token vectors per doc (``X`` a list of Docs), or per marked window (``X`` a
+    :class:`MarkedWindows`, predicate-aware encoding)."""
     import torch
 
     from .transformer_torch import EncoderInputs
@@ -412,14 +496,21 @@ def forward(
     if not shim.encoder.built:
         raise ValueError(Errors.E165)
     width = model.get_dim("nO")
-    windows, lengths = _plan(model, docs)
+    windows, lengths = _plan(model, X)
     n_tokens = sum(lengths)
     ops = model.ops
     if n_tokens == 0:
-        return [ops.alloc2f(0, width) for _ in docs], lambda d: docs
+        return [ops.alloc2f(0, width) for _ in lengths], lambda d: X
 
     cache = shim.cache
-    use_cache = bool(model.attrs["frozen"] and cache.max_tokens)
+    # training only (epochs see each sentence again; prediction gets a fresh, exact
+    # float32 pass and holds no memory), and only unmarked windows (a frozen
+    # transformer's outputs of a sentence): marked windows are never looked up nor stored
+    use_cache = (
+        is_train
+        and bool(model.attrs["frozen"] and cache.max_tokens)
+        and not isinstance(X, MarkedWindows)
+    )
     cached = None
     misses = windows
     if use_cache:
@@ -450,13 +541,13 @@ def forward(
     flat = torch2xp(output.detach(), ops=ops)
     Xs = _split_rows(flat, lengths)
 
-    def backprop(dXs: List[Floats2d]) -> List[Doc]:
+    def backprop(dXs: List[Floats2d]) -> Any:
         if not (trainable and output.requires_grad):
-            return docs
+            return X
         d_flat = ops.xp.concatenate([ops.asarray2f(d) for d in dXs], axis=0)
         grad = xp2torch(d_flat, device=output.device)
         backprop_torch(ArgsKwargs(args=(output,), kwargs={"grad_tensors": (grad,)}))
-        return docs
+        return X
 
     return Xs, backprop
 

@@ -25,6 +25,9 @@ class SubBatch:
     input_ids: Tensor
     attention_mask: Tensor
     token_index: Tensor
+    # [B, L]: 1 on the wordpieces of a marked predicate, else 0 (predicate-aware
+    # encoding); None: the model's default token types
+    token_type_ids: Optional[Tensor] = None
 
 
 @dataclass
@@ -74,6 +77,12 @@ class TransformerTokenEncoder(nn.Module):
         """K: hidden states the pooled output holds (all incl. embeddings with the mix)."""
         assert self.transformer is not None
         return int(self.transformer.config.num_hidden_layers) + 1 if self.layer_mix else 1
+
+    @property
+    def n_token_types(self) -> int:
+        """Token types the transformer's embeddings know (BERT: 2; RoBERTa: 1)."""
+        assert self.transformer is not None
+        return int(getattr(self.transformer.config, "type_vocab_size", 0) or 0)
 
     @property
     def width(self) -> int:
@@ -140,9 +149,11 @@ class TransformerTokenEncoder(nn.Module):
             else contextlib.nullcontext()
         )
         with ctx:
+            types = {} if sub.token_type_ids is None else {"token_type_ids": sub.token_type_ids}
             out = self.transformer(
                 input_ids=sub.input_ids,
                 attention_mask=sub.attention_mask,
+                **types,
                 output_hidden_states=self.layer_mix,
                 return_dict=True,
             )

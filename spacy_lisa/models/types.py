@@ -58,9 +58,27 @@ class LisaSizes:
     # drawing nothing from the model's random stream (SRL as without it); "shared": on
     # the lemma/UPOS classifiers' MLP (pipelines trained before 2026-11-25 session 3)
     sense_head: str = "shared"
+    # "single_pass": one encoding per sentence scores the roles of all its predicates;
+    # "marked": stage 1 (tags, predicates, parse, senses) as single pass, then each
+    # predicate's window is encoded again with the predicate marked (in the tok2vec's
+    # input where the tok2vec can take a mark, and at the LISA encoder's input) and its
+    # roles are scored from that encoding; "marked_upper": the same with the mark at the
+    # LISA encoder's input only (one tok2vec/transformer pass per sentence)
+    predicate_encoding: str = "single_pass"
 
 
 LISA_DEFAULTS: Dict[str, Any] = asdict(LisaSizes())
+# spacy-lisa.LISA.v2 (the component's default model): the encoder of configs/lisa_cpu.cfg,
+# the best measured on EWT (BENCHMARKS.md): wider, and the roleset classifier on its own
+# detached MLP with a summary of the predicate's window (``sense_head``), which cannot
+# change the roles and gave the best sense accuracy. LISA.v1 keeps LISA_DEFAULTS, which
+# pipelines saved before v2 were built with.
+LISA_V2_DEFAULTS: Dict[str, Any] = {
+    **LISA_DEFAULTS,
+    "width": 192,
+    "ffn_width": 384,
+    "sense_head": "separate_context",
+}
 
 # "Which parse", in the words of each layer, kept in one place so that they stay in step:
 # - PARSE_SOURCES, the component's ``parse_source`` option: where the parse its syntactic

@@ -129,11 +129,16 @@ def test_frozen_params_fixed_mix_learns(vocab):
     assert not torch.equal(gamma_before, encoder.mix_gamma.detach())
 
 
-def test_cache_hit_skips_transformer(vocab):
+def test_cache_hit_skips_transformer_in_training_only(vocab):
+    """A frozen transformer's windows seen in training are cached (float16) and not run
+    again in training; prediction never reads nor fills the cache (a fresh float32 pass,
+    no memory held in a serving process)."""
     model = make(frozen=True, layer_mix=True, cache_tokens=1000)
     shim = model.shims[0]
     docs = [doc_of(vocab, ["John", "sold", "the", "car", "."]), doc_of(vocab, ["Hi", "!"])]
-    X_first = model.predict(docs)
+    X_predicted = model.predict(docs)
+    assert len(shim.cache) == 0  # prediction: not cached
+    X_first, _ = model.begin_update(docs)
     assert len(shim.cache) == 2 and shim.cache.n_tokens == 7
 
     def fail(*args, **kwargs):
@@ -141,13 +146,16 @@ def test_cache_hit_skips_transformer(vocab):
 
     shim._model.transformer.forward = fail
     try:
-        X_again, _ = model.begin_update(docs)  # training path reads the cache too
+        X_again, _ = model.begin_update(docs)  # training reads the cache
+        with pytest.raises(AssertionError, match="cached window"):
+            model.predict(docs)  # prediction runs the transformer again
     finally:
         del shim._model.transformer.forward
     for a, b in zip(X_first, X_again, strict=True):
         numpy.testing.assert_allclose(a, b, atol=2e-3)  # float16 storage
-    # a new window still runs the transformer and is added
-    model.predict([doc_of(vocab, ["New", "words", "."])])
+    numpy.testing.assert_array_equal(model.predict(docs)[0], X_predicted[0])  # exact
+    # a new window in training still runs the transformer and is added
+    model.begin_update([doc_of(vocab, ["New", "words", "."])])
     assert len(shim.cache) == 3
 
 

@@ -16,10 +16,10 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_lisa.models import lisa as lisa_module
+from spacy_lisa.models import gemm_ops
 from spacy_lisa.models.lisa_torch import LisaTorchModel
 from spacy_lisa.pipeline import batching, decoding
-from spacy_lisa.pipeline.annotate import doc_parse
+from spacy_lisa.pipeline.annotate import doc_own_parse
 from spacy_lisa.pipeline.batching import doc_heads
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "presplit"
@@ -49,12 +49,11 @@ def without_speedups(stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
     """The prediction path as it was before issue 14's changes."""
     patch = stack.enter_context(monkeypatch.context())
     patch.setattr(LisaTorchModel, "_packing", lambda self, mask: None)
-    real_gemm = lisa_module._torch_gemm
-    patch.setattr(lisa_module, "_torch_gemm", lambda layer, enabled=True: real_gemm(layer, False))
+    patch.setattr(gemm_ops, "_torch_gemm_on", lambda: False)
     patch.setattr(batching, "PREDICT_CHUNK_TOKENS", 512)
     patch.setattr(decoding, "viterbi_paths", functools.partial(decoding.viterbi_paths, prune=False))
     patch.setattr(
-        "spacy_lisa.pipeline.annotate.doc_parse",
+        "spacy_lisa.pipeline.annotate.doc_own_parse",
         lambda doc: {"heads": [t.head.i for t in doc], "deps": [t.dep_ for t in doc]},
     )
     patch.setattr(batching, "doc_heads", lambda doc: [t.head.i for t in doc])
@@ -128,8 +127,8 @@ def test_doc_heads_and_parse_read_the_arrays():
         sent_starts=[True, False, False, True, False],
     )
     assert doc_heads(doc).tolist() == [t.head.i for t in doc] == [1, 1, 1, 4, 4]
-    assert doc_parse(doc) == {"heads": [1, 1, 1, 4, 4], "deps": ["x", "ROOT", "y", "z", "ROOT"]}
+    assert doc_own_parse(doc) == {"heads": [1, 1, 1, 4, 4], "deps": ["x", "ROOT", "y", "z", "ROOT"]}
     unparsed = Doc(vocab, words=words)
-    assert doc_parse(unparsed) == {"heads": [0, 1, 2, 3, 4], "deps": [""] * 5}
+    assert doc_own_parse(unparsed) == {"heads": [0, 1, 2, 3, 4], "deps": [""] * 5}
     empty = Doc(vocab, words=[])
-    assert doc_heads(empty).tolist() == [] and doc_parse(empty) == {"heads": [], "deps": []}
+    assert doc_heads(empty).tolist() == [] and doc_own_parse(empty) == {"heads": [], "deps": []}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Single pass vs predicate-aware encoding at an equal CPU budget, on EWT (configs/lisa_trf.cfg,
+# MiniLM fine-tuned), one torch thread per run.
+#
+# Each predicate_encoding trains for the number of steps it completes in the same CPU time:
+# steps = budget x its training words/s (benchmarks/bench_trf_training.py --threads 1
+# --encodings single_pass,marked,marked_upper, interleaved on the same batches) / ~1,013
+# words per batch (batch_by_padded 1500 on corpus/train.spacy: 202 batches per epoch).
+# Each run gets the whole schedule (warm-up 10% of its steps, linear decay to its last
+# step), evaluates on dev four times and once more, at its end, with `spacy-lisa evaluate`
+# (own parse, predicted predicates, strict).
+#
+#   bash benchmarks/predicate_encoding_budget.sh "single_pass:1380 marked:290 marked_upper:680"
+#
+# Output: training/encoding_budget/<encoding>/ (model-best, model-last), the training logs
+# with a time stamp per line (training/encoding_budget/<encoding>.log) and
+# metrics/encoding_budget/<encoding>.json. The runs go two at a time (one per core).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-"single_pass:1380 marked:290 marked_upper:680"}
+out=training/encoding_budget
+mkdir -p "$out" metrics/encoding_budget
+
+train() {  # encoding steps
+  local encoding=$1 steps=$2
+  local warmup=$(( steps / 10 )) every=$(( steps / 4 ))
+  OMP_NUM_THREADS=1 python -u -m spacy train configs/lisa_trf.cfg --output "$out/$encoding" \
+    --paths.train corpus/train.spacy --paths.dev corpus/dev.spacy --gpu-id -1 --system.seed 0 \
+    --components.lisa_srl.model.predicate_encoding "$encoding" \
+    --training.max_steps "$steps" --training.eval_frequency "$every" \
+    --training.optimizer.learn_rate.warmup_steps "$warmup" 2>&1 \
+    | while IFS= read -r line; do printf '%(%H:%M:%S)T %s\n' -1 "$line"; done > "$out/$encoding.log"
+  OMP_NUM_THREADS=1 spacy-lisa evaluate "$out/$encoding/model-last" corpus/dev.spacy \
+    --parse model --output "metrics/encoding_budget/$encoding.json" >> "$out/$encoding.log" 2>&1
+}
+
+running=0
+for run in $runs; do
+  train "${run%%:*}" "${run##*:}" &
+  running=$(( running + 1 ))
+  if [ "$running" -ge 2 ]; then wait -n; running=$(( running - 1 )); fi
+done
+wait
+for run in $runs; do
+  echo "== ${run%%:*} (${run##*:} steps)"
+  grep -E "^[0-9:]+ +[0-9]+ +[0-9]+ " "$out/${run%%:*}.log" | tail -5
+done
