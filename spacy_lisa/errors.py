@@ -100,6 +100,14 @@ class _FormatAndComponentErrors:
         "Unknown or invalid loss_weights key(s) {keys} for 'lisa_srl'. Use only: {choices} "
         "(each a number >= 0, teacher at most 1; missing keys default to 1.0, teacher to 0)."
     )
+    E030 = (
+        "'{name}' reads static word vectors of {width} dimensions from the pipeline's shared "
+        "vocab.vectors (spaCy's MultiHashEmbed with include_static_vectors), but this "
+        "pipeline's vectors table has {found}: it was sourced into a pipeline with other "
+        "vectors, or none. Put it in a pipeline whose vectors are the ones it was trained "
+        "with, or retrain it with spacy-lisa.MultiHashEmbed.v1, which keeps its vectors "
+        "inside the component (configs/lisa_cpu.cfg)."
+    )
     # --- corpus readers, writers and convert/export CLI (E100-E149) ---------------------
     E100 = (
         "{path}:{line}: wrong column count: expected {expected} columns, found {found}. "
@@ -363,6 +371,32 @@ class _ModelErrors:
         "spacy-lisa.TransformerTok2Vec.v1 is not initialised: its transformer weights are "
         "loaded by nlp.initialize() (or with a saved pipeline by spacy.load)."
     )
+    E170 = (
+        "The LISA model was asked for the marked roles stage, but it was built with "
+        "predicate_encoding = \"single_pass\" and has no predicate marker. Set "
+        "predicate_encoding = \"marked\" or \"marked_upper\" in [components.lisa_srl.model] "
+        "and train it."
+    )
+    E171 = (
+        "The marked roles stage needs one predicate offset per row: got {rows} rows and a "
+        "different number of predicate offsets (or none)."
+    )
+    E172 = (
+        "The transformer of spacy-lisa.TransformerTok2Vec.v1 has no token types "
+        "(type_vocab_size = {n_types}), so predicate_encoding = \"marked\" cannot mark the "
+        "predicate in its input. Use predicate_encoding = \"marked_upper\" (the mark at "
+        "the LISA encoder's input only) or a BERT-style model with two token types."
+    )
+    E173 = (
+        "spacy-lisa.MultiHashEmbed.v1 needs one rows entry per attribute: got {n_rows} rows "
+        "for {n_attrs} attrs. Make the two lists in [...tok2vec.embed] the same length."
+    )
+    E174 = (
+        "spacy-lisa.MultiHashEmbed.v1 found no static vectors to copy into the component "
+        "({where}). Name a spaCy vectors directory in the embed layer's `vectors` (e.g. "
+        "${{paths.vectors}}, made by the project's `vectors` step), or set "
+        "include_static_vectors = false."
+    )
 
 
 class _InterfaceErrors:
@@ -426,3 +460,271 @@ class Errors(
 ):
     """Every error message, by code (the sections are mixins so that no class holds
     them all; look-ups go through :class:`ErrorsWithCodes`, which adds the code)."""
+
+    # --- spacy-lisa serve: HTTP requests, server options (E400-E429) ---------------------
+    E400 = (
+        "The request body is not valid JSON ({detail}). Send one JSON object, "
+        '{{"text": "..."}} or {{"texts": ["...", ...]}}, with Content-Type: application/json.'
+    )
+    E401 = (
+        'The request body must be a JSON object, got {kind}. Send {{"text": "..."}} for '
+        'one document or {{"texts": ["...", ...]}} for several.'
+    )
+    E402 = (
+        'The request has no "text" and no "texts". Send {{"text": "..."}} for one document '
+        'or {{"texts": ["...", ...]}} for several.'
+    )
+    E403 = (
+        '{problem}. Send either {{"text": "...", "id": ...}} for one document or '
+        '{{"texts": [...], "ids": [...]}} for several, not a mix of the two.'
+    )
+    E404 = "{field} is {kind}, not {expected}. {hint}"
+    E405 = (
+        "{field} is empty (or only whitespace): there is nothing to label. Leave empty "
+        "documents out of the request (predict skips them the same way)."
+    )
+    E406 = (
+        "{field} has {n} characters, more than this server takes (--max-chars {limit}). "
+        "Split the document (e.g. into paragraphs) and send the parts, or start the server "
+        "with a larger --max-chars."
+    )
+    E407 = (
+        "The request has {n} texts, more than this server takes in one request "
+        "(--max-texts {limit}). Send them in several requests, or start the server with a "
+        "larger --max-texts."
+    )
+    E408 = (
+        '"ids" has {n_ids} item(s) but "texts" has {n_texts}. Give one id per text, or '
+        'leave "ids" out.'
+    )
+    E409 = (
+        'Unknown field {field} in the request. The fields are "text" (and "id") for one '
+        'document, or "texts" (and "ids") for several.'
+    )
+    E410 = (
+        "{field} holds an unpaired UTF-16 surrogate ({code} at character {pos}), which is "
+        "not text. Send valid Unicode: a character outside the BMP is a surrogate pair in "
+        'JSON ("\\ud83d\\ude00") or plain UTF-8.'
+    )
+    E411 = (
+        "Unknown format {value!r}. Use format=jsonl (the default: the records of "
+        "spacy-lisa predict), format=allennlp or format=conll2005."
+    )
+    E412 = (
+        "The request body has more than {limit} bytes, more than --max-texts {max_texts} "
+        "texts of --max-chars {max_chars} characters need. Send fewer or shorter texts per "
+        "request."
+    )
+    E413 = (
+        "The server is busy: {queued} document(s) wait for the model and the queue holds "
+        "at most {limit} (--max-queue). Retry after {retry_after} s (the Retry-After "
+        "header), send smaller requests, or add replicas (--engine ray --replicas N)."
+    )
+    E414 = (
+        "The server is shutting down and takes no new requests. Retry after it restarts, "
+        "or on another replica."
+    )
+    E415 = (
+        "The model failed on {field}: {detail}. The request is valid; this is a problem of "
+        "the pipeline. Please report it with the text."
+    )
+    E416 = (
+        "{method} {path}: {problem}. The endpoints are POST /v1/annotate, POST /v1/render, "
+        "GET / (the demo page), GET /health, GET /metrics and GET /docs."
+    )
+    E417 = (
+        "spacy-lisa serve needs FastAPI, uvicorn and prometheus_client ({detail}). Install "
+        'them with: pip install "spacy-lisa[serve]" ("spacy-lisa[ray-serve]" for --engine '
+        "ray)."
+    )
+    E418 = "{problem}. See spacy-lisa serve --help for the options."
+    E419 = (
+        "{options} are options of --engine ray. Add --engine ray to serve with Ray Serve, "
+        "or leave them out to serve from this process."
+    )
+    E420 = (
+        "Cannot listen on {host}:{port}: {detail}. Pick a free port with --port, or stop "
+        "the program that uses it."
+    )
+    E421 = (
+        "--engine ray needs Ray Serve ({detail}). Install it with: pip install "
+        '"spacy-lisa[ray-serve]".'
+    )
+    E422 = (
+        "The request body is {problem}. Send a JSON object with Content-Type: "
+        "application/json, e.g. curl -H 'Content-Type: application/json' -d "
+        '\'{{"text": "John sold the car."}}\' http://HOST:PORT/v1/annotate'
+    )
+    E423 = "Invalid request: {detail}. See the request schema at /docs."
+    E424 = (
+        "Ray Serve could not start the deployment: {detail}. Check the replica logs under "
+        "/tmp/ray/session_latest/logs/serve/ on the node that ran it."
+    )
+    E425 = (
+        "--gpu-id is for --engine local; with --engine ray pass --replica-gpus 1 (Ray "
+        "gives each replica its GPU)."
+    )
+
+    # --- predict --engine ray: inputs, output directory, re-runs, Ray (E320-E349) ---------
+    E320 = (
+        "{path} holds {n} shard(s) made from other inputs than this run's, e.g. {shard} "
+        "(made from {found}; this run: {expected}). Pass a new --output, or --overwrite to "
+        "delete those shards and label this run's inputs."
+    )
+    E321 = (
+        "{path} holds {n} shard(s) labelled with another model, e.g. {shard} (model "
+        "{found}; this run: {model}). Pass a new --output, or --overwrite to label them "
+        "again with this model."
+    )
+    E322 = (
+        "Another run is writing to {path} (it holds the lock {lock}). Wait for it to end, "
+        "or pass another --output. The lock goes with the process that took it: a run "
+        "that crashed or was killed leaves nothing to remove."
+    )
+    E323 = (
+        "{path} holds the output of a run with {old}, and this run has {new}: a re-run "
+        "must cut the input the same way. Pass the same options, a new --output, or "
+        "--overwrite to delete that output and start again."
+    )
+    E324 = (
+        "{path} holds shard markers (*.done) but no {manifest}, so it is not the output "
+        "of 'spacy-lisa predict --engine ray'. Pass a new --output directory."
+    )
+    E325 = (
+        "Shard {shard}: {problem}. Nothing was kept for this shard; run the same command "
+        "again to redo it."
+    )
+    E326 = (
+        "Labelling stopped at shard {shard}: {error}: {detail}{more}. Ray restarts a dead "
+        "worker at most {max_restarts} time(s) and retries a failed batch at most "
+        "{max_task_retries} time(s), then gives up. The shards finished so far are kept: "
+        "fix the cause (a worker that runs out of memory: fewer --workers or a smaller "
+        "-b) and run the same command again to do the rest."
+    )
+    E327 = (
+        "This Ray ({version}) no longer takes max_restarts and max_task_retries in "
+        "Dataset.map_batches, so a worker that keeps dying would be restarted without "
+        "end. Install a Ray that does: pip install 'ray[data]>=2.40,<2.64'."
+    )
+    E328 = "--engine ray needs Ray Data: pip install 'spacy-lisa[ray]' (or 'ray[data]')."
+    E329 = (
+        "--engine ray writes {formats}, not {format!r}. Use --format jsonl (or --parquet), "
+        "or --engine local for other formats."
+    )
+    E330 = (
+        "workers must be at least 1, worker_cpus and worker_gpus at least 0 (got "
+        "{workers}, {cpus}, {gpus})."
+    )
+    E331 = "No input given. Pass a file, a directory or a glob."
+    E332 = (
+        "--engine ray cannot read stdin: Ray workers read the input files themselves. "
+        "Save the input to a file (on storage every node can read)."
+    )
+    E333 = (
+        "Input not found: {path}. Pass an existing file, a directory or a glob such as "
+        "'corpus/*.jsonl' (quoted, so the shell leaves it to spacy-lisa)."
+    )
+    E334 = (
+        "No input files in {path}. Pass a file, a directory with files or a glob that "
+        "matches files (names starting with '.' or '_' are skipped)."
+    )
+    E335 = (
+        "Two inputs give the same output name ({names}). Pass one directory or glob above "
+        "them instead of several, so their names stay apart."
+    )
+    E336 = "Unknown input format {format!r}: use one of {formats}."
+    E337 = (
+        "{path}: not a readable Parquet file ({detail}). Pass --input-format text or jsonl "
+        "if it is not Parquet."
+    )
+    E338 = (
+        '{path}: a Parquet input needs a string column "text" holding the documents '
+        "(columns: {columns}). Rename or convert the column."
+    )
+    E339 = (
+        "--output {path} is a file; --engine ray writes a directory of shards. Pass a "
+        "directory (new, or that of an earlier run of the same command)."
+    )
+    E340 = (
+        "Cannot connect to Ray at {address}: {detail}. Start a cluster with 'ray start "
+        "--head' and pass the address it prints (e.g. 10.0.0.1:6379), or leave --address "
+        "out to start a local one."
+    )
+    E341 = "shard_lines must be at least 1, got {shard_lines}."
+    E342 = (
+        '{path}:{row}: "text" is {kind}, not a string. Each row needs a string "text"; fix '
+        "the row, or pass --skip-invalid to skip bad rows."
+    )
+    E343 = (
+        "--address, --workers, --parquet and --overwrite are options of --engine ray; add "
+        "--engine ray, or use -n for worker processes on this machine."
+    )
+    E344 = (
+        "--output {output} is a directory. Pass a file name (a directory of shards is "
+        "written by --engine ray)."
+    )
+    E345 = (
+        "--engine ray writes a directory of shards: pass --output DIR (a new directory, or "
+        "that of an earlier run to finish it)."
+    )
+    E346 = (
+        "-n and --gpu-id are for --engine local; with --engine ray use --workers and "
+        "--worker-gpus (Ray gives each actor its GPUs)."
+    )
+    E347 = (
+        "Shard {shard} changed while this run was reading it. Run the same command again "
+        "once the input no longer changes."
+    )
+    E348 = (
+        "max_restarts and max_task_retries must be 0 or more (got {max_restarts} and "
+        "{max_task_retries}): Ray's -1, without end, would retry a worker that keeps "
+        "dying forever."
+    )
+    # --- devices: --gpu-id, the GPU build, precision per device (E450-E469) ------------
+    E450 = (
+        "Cannot use GPU {gpu_id}: {missing}, so this installation runs on the CPU only. On "
+        "a machine with an NVIDIA GPU, install the GPU build: {install}. Check it with "
+        "`python -m spacy_lisa.device`. Or pass --gpu-id -1 to run on the CPU."
+    )
+    E451 = (
+        "Cannot use GPU {gpu_id}: CuPy {cupy} and torch {torch} (CUDA {cuda}) are "
+        "installed, but torch sees no CUDA device{detail}. Check that `nvidia-smi` lists "
+        "the GPU, that its driver supports CUDA {cuda}, and that CUDA_VISIBLE_DEVICES "
+        "({visible}) does not hide it; or pass --gpu-id -1 to run on the CPU."
+    )
+    E452 = (
+        "Cannot use GPU {gpu_id}: {n} CUDA device(s) are visible, ids 0 to {last} "
+        "(CUDA_VISIBLE_DEVICES: {visible}). Pass one of those ids, or --gpu-id -1 for the CPU."
+    )
+    E453 = "Invalid --gpu-id {gpu_id}: pass -1 for the CPU or the id of a CUDA GPU (0, 1, ...)."
+    E454 = (
+        "Could not start GPU {gpu_id}: {detail}. CuPy and torch are installed but failed "
+        "to start it: check that both are built for CUDA 12 (cupy-cuda12x and a cu12x "
+        "torch; `python -m spacy_lisa.device` lists them) and that the driver supports "
+        "that CUDA version; or pass --gpu-id -1 to run on the CPU."
+    )
+    E455 = (
+        "thinc runs on the GPU (CuPy, e.g. spacy train --gpu-id N), but torch {torch} is "
+        "a CPU-only build, so the torch layers of {layer} cannot run there. Install the "
+        "CUDA build of torch beside CuPy: {install}. Or run on the CPU (--gpu-id -1)."
+    )
+    E456 = (
+        "-n {n_process} with --gpu-id {gpu_id}: worker processes cannot share this "
+        "process's GPU (CUDA does not survive the fork that starts them). Use -n 1 on the "
+        "GPU (a larger --batch-size keeps it busy), or --engine ray --workers N "
+        "--worker-gpus 1 for one process per GPU."
+    )
+    E457 = (
+        "mixed_precision = true does not work with predicate_encoding = {encoding!r}: "
+        "thinc's float16 gradient scaler unscales the gradients once per call of the torch "
+        "network, and this encoding calls it twice per batch, so the gradients of the "
+        "first call would be unscaled twice. Set mixed_precision = false in "
+        "[components.lisa_srl.model] (the transformer tok2vec's autocast = true still "
+        'runs the transformer in reduced precision), or use predicate_encoding = "single_pass".'
+    )
+    E458 = (
+        "--worker-gpus {gpus} on a local Ray cluster, but this machine has no GPU that "
+        "spacy-lisa can use ({reason}): the actors would wait for a GPU forever. Pass "
+        "--worker-gpus 0 to label on the CPUs, install the GPU build ({install}), or pass "
+        "--address of a Ray cluster whose nodes have GPUs."
+    )

@@ -13,8 +13,10 @@ decoding docs (BENCHMARKS.md, issue 14).
 :func:`cache_msgpack_codecs` keeps the answer of the two registries' ``get_all`` and
 asks again whenever something is registered (through the registries' ``register``, or
 any new name in catalogue's registry), so the encoders used are always the ones a fresh
-lookup would give. The ``lisa_srl`` factory installs it, in the main process and in
-``n_process`` workers alike.
+lookup would give. It changes srsly for the whole process, so nothing installs it behind
+a user's back: ``spacy-lisa predict`` calls it in its own process when it runs worker
+processes (``-n 2`` and more; the workers it forks inherit it), and a program that runs
+``nlp.pipe(..., n_process=N)`` itself may call it the same way.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
-"""The msgpack codec cache the lisa_srl factory installs: one registry scan, not one per
+"""The msgpack codec cache (opt-in, for n_process runs): one registry scan, not one per
 serialised doc, and encoders registered later are still used."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any, Iterator
 
 import catalogue
 import pytest
-import spacy
 import srsly
-from srl_testing import TINY_MODEL
 from srsly import msgpack as srsly_msgpack
 
 from spacy_lisa.msgpack_codecs import cache_msgpack_codecs, uncached_msgpack_codecs
@@ -42,22 +42,22 @@ def point_codecs() -> Iterator[None]:
             cache.value = None
 
 
-def test_lisa_srl_factory_installs_the_cache() -> None:
-    nlp = spacy.blank("en")
-    nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL})
-    cache = srsly_msgpack.msgpack_encoders._spacy_lisa_cache  # type: ignore[attr-defined]
-    calls = []
-    uncached = cache.uncached_get_all
-    cache.uncached_get_all = lambda: calls.append(1) or uncached()
-    try:
-        cache.value = None
-        doc = nlp.make_doc("One two three.")
-        doc.user_data["key"] = [1, 2, 3]
-        for _ in range(20):
-            doc.to_bytes()
-        assert len(calls) == 1  # one scan for 20 docs' user data, not one per call
-    finally:
-        cache.uncached_get_all = uncached
+def test_building_lisa_srl_leaves_srsly_alone() -> None:
+    """Building and running lisa_srl does not patch srsly (a fresh process: other tests
+    here install the cache on purpose)."""
+    code = (
+        "import spacy, sys; sys.path.insert(0, 'tests');"
+        "from srl_testing import TINY_MODEL;"
+        "from srsly import msgpack as m;"
+        "nlp = spacy.blank('en'); nlp.add_pipe('lisa_srl', config={'model': TINY_MODEL});"
+        "nlp.make_doc('One two.').to_bytes();"
+        "print(hasattr(m.msgpack_encoders, '_spacy_lisa_cache'),"
+        " 'get_all' in vars(m.msgpack_encoders), 'get_all' in vars(m.msgpack_decoders))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert result.stdout.split() == ["False", "False", "False"]
 
 
 @pytest.mark.parametrize("decorator", [False, True])

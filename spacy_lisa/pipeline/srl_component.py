@@ -14,6 +14,7 @@ The torch model is in :mod:`spacy_lisa.models`. This module is the factory and t
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections import Counter
@@ -34,7 +35,7 @@ from ..errors import Errors
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
 from ..models.lisa import FRAME_DIMS
 from ..models.types import (
-    LISA_DEFAULTS,
+    LISA_V2_DEFAULTS,
     OWN_PARSE_MODES,
     PARSE_SOURCES,
     TEACHER_FORCING_MODES,
@@ -43,7 +44,6 @@ from ..models.types import (
     LisaTargets,
     LossWeights,
 )
-from ..msgpack_codecs import cache_msgpack_codecs
 from .annotate import annotate_group
 from .batching import PredictGroup, Windower, predict_groups, train_batch
 from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
@@ -62,6 +62,26 @@ from .targets import gold_targets
 if TYPE_CHECKING:
     from .labels import FrameLabelTables
 
+# the factory's options (everything in its config but the model and the scorer): kept in
+# cfg and saved with it, but at load the pipeline's config (config.cfg, with any
+# spacy.load(config=...) overrides) decides them, so the two always agree
+OPTIONS = (
+    "parse_source",
+    "model_parse",
+    "overwrite_parse",
+    "predicate_source",
+    "decoding",
+    "transition_weight",
+    "write_pos",
+    "max_length",
+    "teacher_forcing",
+    "gold_parse_prob",
+    "loss_weights",
+    "store_attention",
+    "spans_key",
+    "predicate_pos",
+    "sense_loss",
+)
 PREDICATE_SOURCES = ("model", "doc")
 DECODINGS = ("viterbi", "greedy")
 SENSE_LOSSES = ("all", "candidates")
@@ -81,27 +101,28 @@ DEFAULT_LOSS_WEIGHTS = {
 
 default_model_config = """
 [model]
-@architectures = "spacy-lisa.LISA.v1"
+@architectures = "spacy-lisa.LISA.v2"
 """
-# the encoder sizes come from LISA_DEFAULTS (declared once, see models/types.py); the
-# tok2vec is this component's own default
+# the encoder sizes come from LISA_V2_DEFAULTS (declared once, see models/types.py); the
+# tok2vec is configs/lisa_cpu.cfg's, without its static vectors (they need a vectors
+# table: vectors = "path" in [model.tok2vec.embed], as the config does)
 default_model_config += "".join(
-    f"{key} = {json.dumps(value)}\n" for key, value in LISA_DEFAULTS.items()
+    f"{key} = {json.dumps(value)}\n" for key, value in LISA_V2_DEFAULTS.items()
 )
 default_model_config += """
 [model.tok2vec]
 @architectures = "spacy.Tok2Vec.v2"
 
 [model.tok2vec.embed]
-@architectures = "spacy.MultiHashEmbed.v2"
-width = 96
+@architectures = "spacy-lisa.MultiHashEmbed.v1"
+width = 128
 attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
-rows = [5000, 1000, 2500, 2500]
+rows = [10000, 2000, 4000, 2000]
 include_static_vectors = false
 
 [model.tok2vec.encode]
 @architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 96
+width = 128
 depth = 2
 window_size = 1
 maxout_pieces = 3
@@ -132,7 +153,9 @@ DEFAULT_LISA_MODEL = Config().from_str(default_model_config)["model"]
         "overwrite_parse": False,
         "predicate_source": "model",
         "decoding": "viterbi",
-        "transition_weight": 0.5,
+        # chosen on EWT *train* sentences for lisa_cpu (benchmarks/transition_weight_sweep.py):
+        # the per-token scores already carry each label's prior
+        "transition_weight": 0.25,
         "write_pos": False,
         "max_length": 128,
         "teacher_forcing": "gold",
@@ -140,7 +163,9 @@ DEFAULT_LISA_MODEL = Config().from_str(default_model_config)["model"]
         "loss_weights": dict(DEFAULT_LOSS_WEIGHTS),
         "store_attention": False,
         "predicate_pos": None,
-        "sense_loss": "all",
+        # the roleset softmax over the gold lemma's candidates, the set decoding chooses
+        # from (better sense accuracy than over all rolesets, BENCHMARKS.md)
+        "sense_loss": "candidates",
         "spans_key": "srl",
         "scorer": {"@scorers": "spacy-lisa.srl_scorer.v1"},
     },
@@ -175,12 +200,9 @@ def make_lisa_srl(
     spans_key: str,
     scorer: Optional[Callable],
     predicate_pos: Optional[List[str]] = None,
-    sense_loss: str = "all",
+    sense_loss: str = "candidates",
 ) -> LisaSRL:
     """Create a ``lisa_srl`` component (see :class:`LisaSRL` for the options)."""
-    # the docs it annotates carry user data, whose msgpack round trip (n_process workers,
-    # DocBin) srsly would otherwise slow with a registry scan per call
-    cache_msgpack_codecs()
     return LisaSRL(
         nlp.vocab,
         model,
@@ -292,7 +314,7 @@ class LisaSRL(TrainablePipe):
         overwrite_parse: bool = False,
         predicate_source: str = "model",
         decoding: str = "viterbi",
-        transition_weight: float = 0.5,
+        transition_weight: float = 0.25,
         write_pos: bool = False,
         max_length: int = 128,
         teacher_forcing: str = "gold",
@@ -302,7 +324,7 @@ class LisaSRL(TrainablePipe):
         spans_key: str = "srl",
         scorer: Optional[Callable] = None,
         predicate_pos: Optional[Sequence[str]] = None,
-        sense_loss: str = "all",
+        sense_loss: str = "candidates",
     ) -> None:
         install_extensions()
         self._owner_pid = os.getpid()
@@ -345,6 +367,8 @@ class LisaSRL(TrainablePipe):
             "lemma_trees": [],
             "pred_pos_labels": [],
         }
+        # the options as the config gave them: what is saved, and what loading restores
+        self._config_options = copy.deepcopy({key: self.cfg[key] for key in OPTIONS})
         self._windower = Windower()  # remembers its warnings: W001 and W003 once
         self._tables: Optional[FrameLabelTables] = None  # built from cfg on first use
 
@@ -459,7 +483,23 @@ class LisaSRL(TrainablePipe):
         if not self.is_initialized:
             raise ValueError(Errors.E020.format(name=self.name))
         _single_threaded_in_worker(self._owner_pid)
-        return LisaPrediction(predict_groups(list(docs), self.model, self.cfg, self._windower))
+        docs = list(docs)
+        if docs:
+            self._check_vocab_vectors(docs[0].vocab)
+        return LisaPrediction(predict_groups(docs, self.model, self.cfg, self._windower))
+
+    def _check_vocab_vectors(self, vocab: Vocab) -> None:
+        """A model that reads the shared ``vocab.vectors`` (spaCy's ``StaticVectors``)
+        fails with a message, not an IndexError, in a pipeline whose table is empty or of
+        another width. (``spacy-lisa.MultiHashEmbed.v1`` keeps its own table.)"""
+        shape = tuple(vocab.vectors.shape)
+        for node in self.model.walk():
+            if node.name != "static_vectors" or not node.has_dim("nM"):
+                continue
+            width = node.get_dim("nM")
+            if shape[0] == 0 or shape[1] != width:
+                found = "no vectors" if shape[0] == 0 else f"{shape[1]} dimensions"
+                raise ValueError(Errors.E030.format(name=self.name, width=width, found=found))
 
     # ---------------------------------------------------------------- annotate ---------
     def set_annotations(self, docs: Iterable[Doc], scores: LisaPrediction) -> None:
@@ -525,11 +565,41 @@ class LisaSRL(TrainablePipe):
         return self._tables
 
     # ---------------------------------------------------------------- serialisation ----
+    # The options in cfg are saved as the config gave them (not as set on the running
+    # component) and restored from the config at load: the saved config.cfg (with any
+    # spacy.load(config=...) overrides) is what a loaded pipeline runs. To keep a changed
+    # option, change the config: spacy.load(path, config={"components": {"lisa_srl":
+    # {...}}}), then nlp.to_disk.
+    def _saved_cfg(self) -> Dict[str, Any]:
+        return {**self.cfg, **copy.deepcopy(self._config_options)}
+
+    def _load_cfg(self, saved: Dict[str, Any]) -> None:
+        self.cfg.update(saved)
+        self.cfg.update(copy.deepcopy(self._config_options))
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        self._validate_serialization_attrs()
+        serialize: Dict[str, Callable[[], Any]] = {
+            "cfg": lambda: srsly.json_dumps(self._saved_cfg()),
+            "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
+            "model": self.model.to_bytes,
+        }
+        return util.to_bytes(serialize, exclude)
+
+    def to_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> None:
+        self._validate_serialization_attrs()
+        serialize: Dict[str, Callable[[Any], Any]] = {
+            "cfg": lambda p: srsly.write_json(p, self._saved_cfg()),
+            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
+            "model": lambda p: self.model.to_disk(p),
+        }
+        util.to_disk(path, serialize, exclude)
+
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> LisaSRL:
         self._validate_serialization_attrs()
         msg = srsly.msgpack_loads(bytes_data)
         if "cfg" not in exclude and "cfg" in msg:
-            self.cfg.update(srsly.json_loads(msg["cfg"]))
+            self._load_cfg(srsly.json_loads(msg["cfg"]))
         if "vocab" not in exclude and "vocab" in msg:
             self.vocab.from_bytes(msg["vocab"], exclude=exclude)
         if "model" not in exclude and "model" in msg:
@@ -546,7 +616,7 @@ class LisaSRL(TrainablePipe):
                 self.model.from_bytes(file_.read())
 
         deserialize: Dict[str, Callable[[Any], Any]] = {
-            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
+            "cfg": lambda p: self._load_cfg(srsly.read_json(p)),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "model": load_model,
         }

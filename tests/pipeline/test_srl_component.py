@@ -547,15 +547,16 @@ def test_sa_baseline_without_syntactic_head_reports_no_parse():
 
 
 def test_default_sizes_are_declared_once():
-    """add_pipe's default model, the LISA.v1 builder's keyword defaults and the torch
-    module's (LisaSizes, which it takes) agree (one LISA_DEFAULTS), so a config that
-    leaves a size out builds the same model as add_pipe."""
+    """LISA.v1's keyword defaults and the torch module's (LisaSizes) agree (one
+    LISA_DEFAULTS, what pipelines saved before v2 were built with); LISA.v2's and
+    add_pipe's default model agree (one LISA_V2_DEFAULTS), so a config that leaves a size
+    out builds the same model as add_pipe."""
     import inspect
     from dataclasses import asdict
 
-    from spacy_lisa.models.lisa import build_lisa_model
+    from spacy_lisa.models.lisa import build_lisa_model, build_lisa_model_v2
     from spacy_lisa.models.lisa_torch import LisaTorchModel
-    from spacy_lisa.models.types import LISA_DEFAULTS, LisaSizes
+    from spacy_lisa.models.types import LISA_DEFAULTS, LISA_V2_DEFAULTS, LisaSizes
     from spacy_lisa.pipeline.srl_component import DEFAULT_LISA_MODEL
 
     parameters = inspect.signature(build_lisa_model).parameters
@@ -564,11 +565,89 @@ def test_default_sizes_are_declared_once():
     assert torch_model.width == LISA_DEFAULTS["width"] == asdict(LisaSizes())["width"]
     assert len(torch_model.layers) == LISA_DEFAULTS["depth"]
     assert torch_model.layers[0].ffn_in.out_features == LISA_DEFAULTS["ffn_width"]
-    assert {k: DEFAULT_LISA_MODEL[k] for k in LISA_DEFAULTS} == LISA_DEFAULTS
+    v2 = inspect.signature(build_lisa_model_v2).parameters
+    assert {k: v2[k].default for k in LISA_V2_DEFAULTS} == LISA_V2_DEFAULTS
+    assert DEFAULT_LISA_MODEL["@architectures"] == "spacy-lisa.LISA.v2"
+    assert {k: DEFAULT_LISA_MODEL[k] for k in LISA_V2_DEFAULTS} == LISA_V2_DEFAULTS
     nlp = spacy.blank("en")
     srl = nlp.add_pipe("lisa_srl")
-    assert srl.model.attrs["lisa_config"]["width"] == LISA_DEFAULTS["width"]
-    assert srl.cfg["transition_weight"] == 0.5
+    assert srl.model.attrs["lisa_config"]["width"] == LISA_V2_DEFAULTS["width"]
+
+
+def test_add_pipe_defaults_are_the_project_configs_settings():
+    """Plain add_pipe("lisa_srl") gets what configs/lisa_cpu.cfg trains with: the same
+    component options and model (the config states only what differs: its static
+    vectors)."""
+    from pathlib import Path
+
+    from spacy.util import load_config
+
+    config = load_config(Path(__file__).parents[2] / "configs" / "lisa_cpu.cfg")
+    project = spacy.util.load_model_from_config(config, auto_fill=True).get_pipe("lisa_srl")
+    nlp = spacy.blank("en")
+    plain = nlp.add_pipe("lisa_srl")
+    options = ("transition_weight", "sense_loss", "decoding", "loss_weights", "parse_source")
+    assert {k: plain.cfg[k] for k in options} == {k: project.cfg[k] for k in options}
+    assert plain.cfg["transition_weight"] == 0.25 and plain.cfg["sense_loss"] == "candidates"
+    assert plain.model.attrs["lisa_config"] == project.model.attrs["lisa_config"]
+    assert plain.model.attrs["lisa_config"]["sense_head"] == "separate_context"
+    embed = config["components"]["lisa_srl"]["model"]["tok2vec"]["embed"]
+    default_embed = nlp.config["components"]["lisa_srl"]["model"]["tok2vec"]["embed"]
+    differs = {k for k in embed if embed[k] != default_embed.get(k)}
+    assert differs == {"include_static_vectors", "vectors"}
+
+
+def test_load_time_config_overrides_take_effect(trained_nlp: Language, tmp_path) -> None:
+    """spacy.load(path, config=...) overrides of lisa_srl's options are what the loaded
+    component runs, and what its saved cfg and config.cfg say after saving again."""
+    import srsly
+
+    trained_nlp.to_disk(tmp_path / "saved")
+    overrides = {"components": {"lisa_srl": {"decoding": "greedy", "transition_weight": 0.1}}}
+    nlp = spacy.load(tmp_path / "saved", config=overrides)
+    srl = nlp.get_pipe("lisa_srl")
+    assert srl.decoding == "greedy" and srl.cfg["transition_weight"] == 0.1
+    plain = spacy.load(tmp_path / "saved").get_pipe("lisa_srl")
+    assert plain.decoding == "viterbi"
+    nlp.to_disk(tmp_path / "again")
+    saved_cfg = srsly.read_json(tmp_path / "again" / "lisa_srl" / "cfg")
+    config = spacy.util.load_config(tmp_path / "again" / "config.cfg")
+    assert saved_cfg["decoding"] == config["components"]["lisa_srl"]["decoding"] == "greedy"
+    # a change made on the running component is not saved behind config.cfg's back
+    srl.decoding = "viterbi"
+    nlp.to_disk(tmp_path / "third")
+    reloaded = spacy.load(tmp_path / "third").get_pipe("lisa_srl")
+    assert reloaded.decoding == "greedy"
+    assert srsly.read_json(tmp_path / "third" / "lisa_srl" / "cfg")["decoding"] == "greedy"
+
+
+def test_two_threads_sharing_a_pipeline_get_the_single_thread_frames(
+    trained_nlp: Language,
+) -> None:
+    """nlp.pipe in two threads at once on one pipeline gives each thread the frames it
+    gets alone (nothing per call is kept on the shared model)."""
+    import threading
+
+    texts = [" ".join(s[0]) for s in SENTENCES] * 8
+    expected = [frames_of(doc) for doc in trained_nlp.pipe(texts, batch_size=3)]
+    results: dict = {}
+    start = threading.Barrier(2)
+
+    def run(name: str, batch_size: int) -> None:
+        start.wait()
+        results[name] = [
+            frames_of(doc)
+            for _ in range(3)
+            for doc in trained_nlp.pipe(texts, batch_size=batch_size)
+        ]
+
+    threads = [threading.Thread(target=run, args=(n, b)) for n, b in (("a", 3), ("b", 5))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert results["a"] == expected * 3
+    assert results["b"] == expected * 3
 
 
 def test_write_parse_warns_about_generic_labels():
