@@ -1,25 +1,29 @@
-"""Input reading and output writing of ``spacy-lisa predict``/``render`` (no model)."""
+"""Input reading (:mod:`spacy_lisa.inputs`) and output writing of ``spacy-lisa
+predict``/``render`` (no model)."""
 
 from __future__ import annotations
 
 import io
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from spacy_lisa.cli._io import (
-    CLIError,
+from spacy_lisa.cli._io import CLIError, open_output
+from spacy_lisa.inputs import (
     InputDoc,
     InputFormat,
     InputProblem,
+    InputSkip,
     InputSource,
     detect_format,
     input_error,
     iter_docs,
-    open_output,
     parse_line,
+    parse_row,
     scan_input,
+    skip_report,
 )
 
 
@@ -60,16 +64,51 @@ def test_detect_format(tmp_path: Path, name: str, data: bytes, expected: InputFo
 
 
 def test_parse_line() -> None:
-    assert parse_line(b"   ", 1, InputFormat.jsonl, "f") is None
+    assert parse_line(b"   ", 1, InputFormat.jsonl, "f") == InputSkip(1, "blank")
     assert parse_line(b"  a text ", 2, InputFormat.text, "f") == InputDoc(2, "  a text ")
     doc = parse_line(b'{"text": "t", "id": [1]}', 3, InputFormat.jsonl, "f")
     assert doc == InputDoc(3, "t", [1])
     problem = parse_line(b"\xff", 4, InputFormat.text, "f")
     assert isinstance(problem, InputProblem) and problem.message.startswith("[E312] f:4:")
+    assert problem.reason == "not_utf8"
     problem = parse_line(b'{"text": null}', 5, InputFormat.jsonl, "f")
     assert isinstance(problem, InputProblem) and '"text" is NoneType' in problem.message
-    # an empty "text" is a document (an empty one), not a problem
-    assert parse_line(b'{"text": ""}', 6, InputFormat.jsonl, "f") == InputDoc(6, "")
+    assert problem.reason == "bad_object"
+    problem = parse_line(b"{x", 5, InputFormat.jsonl, "f")
+    assert isinstance(problem, InputProblem) and problem.reason == "invalid_json"
+
+
+def test_empty_text_is_one_rule_for_jsonl_and_table_rows() -> None:
+    # an empty or white-space "text" is no document (the model could give it no
+    # record): skipped and counted as empty_text, a JSONL line and a Parquet row alike
+    for text in ("", " \t "):
+        line = json.dumps({"text": text, "id": 1}).encode()
+        assert parse_line(line, 6, InputFormat.jsonl, "f") == InputSkip(6, "empty_text")
+        assert parse_row(text, 1, 6, "f") == InputSkip(6, "empty_text")
+    assert parse_row("a text", "x", 7, "f") == InputDoc(7, "a text", "x")
+    problem = parse_row(None, None, 8, "t.parquet")
+    assert isinstance(problem, InputProblem) and problem.message.startswith("[E342]")
+    assert "t.parquet:8" in problem.message and problem.reason == "bad_object"
+
+
+def test_skips_are_counted_and_reported_by_reason(tmp_path: Path) -> None:
+    data = b'{"text": "a"}\n\n{"text": ""}\n{"text": 1}\n{"text": "  "}\n'
+    summary = scan_input(source_with(tmp_path, "a.jsonl", data), InputFormat.auto)
+    assert summary.n_docs == 1
+    assert summary.skipped == {
+        "blank": 1,
+        "empty_text": 2,
+        "not_utf8": 0,
+        "invalid_json": 0,
+        "bad_object": 1,
+    }
+    report = skip_report(summary.skipped, summary.problems)
+    assert report[:3] == [
+        "ℹ Skipped 1 blank line(s)",
+        "ℹ Skipped 2 document(s) with empty text",
+        '⚠ Skipped 1 invalid line(s) (--skip-invalid): no string "text": 1',
+    ]
+    assert report[3].startswith("  [E311]")
 
 
 def test_input_error_names_the_first_line_and_counts_the_rest(tmp_path: Path) -> None:

@@ -1,6 +1,10 @@
 """``spacy-lisa predict --engine ray`` / :func:`spacy_lisa.annotate_ray` on a real local
 Ray cluster (one per session) and, once, on a cluster started with ``ray start --head``
-and reached by its address, with a tiny ``lisa_srl`` pipeline trained here."""
+and reached by its address, with a tiny ``lisa_srl`` pipeline trained here.
+
+Faults are injected from here: the run's actor class is swapped (monkeypatch) for a
+subclass, defined in a function so that Ray ships it to the workers by value, whose
+process exits on a given document, or that waits for a file before labelling."""
 
 from __future__ import annotations
 
@@ -13,19 +17,27 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
+from typer.testing import CliRunner
 
+from spacy_lisa.cli import app
 from spacy_lisa.cli.predict import predict
 
 ray = pytest.importorskip("ray")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from spacy_lisa.ray_annotate import CRASH_ENV, RayAnnotateError, annotate_ray  # noqa: E402
+from spacy_lisa.ray_annotate import RayAnnotateError, annotate_ray  # noqa: E402
+from spacy_lisa.ray_annotate import run as ray_run  # noqa: E402
+from spacy_lisa.ray_annotate.actors import Annotator  # noqa: E402
+from spacy_lisa.ray_annotate.inputs import plan_shards, scan_shard  # noqa: E402
+from spacy_lisa.ray_annotate.output import ShardWriter  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -62,21 +74,67 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def crash_marker(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ray_crash") / "crashed"
-
-
-@pytest.fixture(scope="session")
-def ray_session(crash_marker: Path) -> Iterator[None]:
-    """One local Ray cluster (2 CPUs) for the session, always shut down. Its workers
-    inherit the crash hook: an actor exits the first time it sees the id CRASH_ID."""
-    os.environ[CRASH_ENV] = f"{CRASH_ID}|{crash_marker}"
+def ray_session() -> Iterator[None]:
+    """One local Ray cluster (2 CPUs) for the session, always shut down."""
     try:
         ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
         yield
     finally:
         ray.shutdown()
-        os.environ.pop(CRASH_ENV, None)
+
+
+def crashing_annotator(crash_id: str, once: Optional[Path] = None) -> type:
+    """An Annotator whose process exits (as a segfault or the OOM killer ends it) on a
+    batch with the document id ``crash_id``: every time, or, with ``once``, only while
+    that file does not exist (it is created first, so the restarted actor goes on)."""
+
+    class CrashingAnnotator(Annotator):
+        def __call__(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+            if json.dumps(crash_id) in [str(i) for i in batch["id"]]:
+                if once is None or not once.exists():
+                    if once is not None:
+                        once.touch()
+                    os._exit(1)
+            return super().__call__(batch)
+
+    return CrashingAnnotator
+
+
+def waiting_annotator(go: Path) -> type:
+    """An Annotator that labels nothing until the file ``go`` exists (2 minutes at most)."""
+
+    class WaitingAnnotator(Annotator):
+        def __call__(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+            deadline = time.monotonic() + 120
+            while not go.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            return super().__call__(batch)
+
+    return WaitingAnnotator
+
+
+def in_thread(fn: Callable[[], Any]) -> Callable[[float], Any]:
+    """Start ``fn`` in a thread; returns a function that waits for its result (or
+    exception) at most that many seconds, and fails the test past it."""
+    outcome: Dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = fn()
+        except BaseException as err:  # handed to the test's thread
+            outcome["error"] = err
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+
+    def result(seconds: float) -> Any:
+        thread.join(seconds)
+        assert not thread.is_alive(), f"still running after {seconds} s"
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["result"]
+
+    return result
 
 
 @pytest.fixture(scope="module")
@@ -182,21 +240,50 @@ def test_parquet_in_and_out(
 def test_worker_that_dies_is_restarted(
     ray_session: None,
     model_dir: Path,
-    crash_marker: Path,
     expected,
     corpus: Dict[str, Path],
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     rows = read_jsonl(corpus["jsonl"])[:60]
     rows[37] = {"text": rows[37]["text"], "id": CRASH_ID}
     source = tmp_path / "crash.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
     want = predicted(model_dir, source, tmp_path)
-    assert not crash_marker.exists()
+    crashed = tmp_path / "crashed"
+    monkeypatch.setattr(ray_run, "Annotator", crashing_annotator(CRASH_ID, once=crashed))
     stats = annotate_ray(str(model_dir), source, tmp_path / "out", shard_lines=25, batch_size=8)
-    assert crash_marker.exists(), "the actor should have died once"
+    assert crashed.exists(), "the actor should have died once"
     assert shard_records(tmp_path / "out", "crash.jsonl") == want
     assert stats["docs"] == 60 and stats["records"] == len(want)
+
+
+def test_worker_that_always_dies_stops_the_run(
+    ray_session: None, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows: List[Dict[str, Any]] = [{"text": t} for t in make_texts(20, seed=3)]
+    rows[14]["id"] = CRASH_ID  # line 15: the second shard
+    source = tmp_path / "dies.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
+    out = tmp_path / "out"
+    monkeypatch.setattr(ray_run, "Annotator", crashing_annotator(CRASH_ID))
+    run = in_thread(
+        lambda: annotate_ray(
+            str(model_dir), source, out, shard_lines=10, max_restarts=1, max_task_retries=1
+        )
+    )
+    # Ray gives up after one restart: an error naming the shards left, not a hang
+    with pytest.raises(RayAnnotateError, match="E326") as err:
+        run(300)
+    assert "dies.jsonl-00001" in str(err.value) and "ActorDiedError" in str(err.value)
+    assert not (out / "dies.jsonl-00001.done").exists()
+    with pytest.raises(RayAnnotateError, match="E348"):  # -1 (no limit) is refused
+        annotate_ray(str(model_dir), source, out, shard_lines=10, max_restarts=-1)
+    # the cause gone, the same command finishes the run: nothing lost
+    monkeypatch.undo()
+    stats = annotate_ray(str(model_dir), source, out, shard_lines=10)
+    assert stats["docs"] == 20 and stats["shards"] == 2
+    assert shard_records(out, "dies.jsonl") == predicted(model_dir, source, tmp_path)
 
 
 def test_rerun_writes_only_missing_shards(
@@ -226,6 +313,168 @@ def test_rerun_writes_only_missing_shards(
     # cutting the input differently into the same directory is refused
     with pytest.raises(RayAnnotateError, match="same options"):
         annotate_ray(str(model_dir), corpus["text"], out, shard_lines=20)
+
+
+def test_rerun_redoes_changed_input_and_refuses_other_inputs_or_models(
+    ray_session: None, model_dir: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "in" / "docs.txt"
+    source.parent.mkdir()
+    lines = make_texts(60, seed=5)
+    source.write_text("\n".join(lines) + "\n", encoding="utf8")
+    out = tmp_path / "out"
+
+    def run(**options: Any) -> Dict[str, Any]:
+        return annotate_ray(str(model_dir), source, out, shard_lines=25, **options)
+
+    def mtimes() -> Dict[str, int]:
+        # the lock file left out: taking the lock rewrites it
+        return {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.suffix != ".lock"}
+
+    assert run()["shards_written"] == 3  # lines 1-25, 26-50, 51-60
+    marker = json.loads((out / "docs.txt-00001.done").read_text(encoding="utf8"))
+    assert marker["source"]["path"] == str(source.resolve())
+    assert (marker["source"]["first_line"], marker["source"]["n_lines"]) == (26, 25)
+    assert marker["source"]["format"] == "text" and marker["source"]["fingerprint"]
+    assert marker["model"]["fingerprint"].startswith("directory:")
+    # a line added at the end: the last shard is redone, the others kept
+    before = mtimes()
+    source.write_text("\n".join(lines + ["Tom gave Anna flowers."]) + "\n", encoding="utf8")
+    stats = run()
+    assert (stats["shards_written"], stats["shards_done_before"], stats["docs"]) == (1, 2, 61)
+    after = mtimes()
+    assert all(
+        after[f"docs.txt-0000{i}.{ext}"] == before[f"docs.txt-0000{i}.{ext}"]
+        for i in (0, 1)
+        for ext in ("jsonl", "done")
+    )
+    # a line changed in the middle (the file keeps its size): that shard is redone
+    lines[30] = lines[30].replace(".", "!")
+    source.write_text("\n".join(lines + ["Tom gave Anna flowers."]) + "\n", encoding="utf8")
+    assert run()["shards_written"] == 1
+    assert shard_records(out, "docs.txt") == predicted(model_dir, source, tmp_path)
+    # another corpus with the same file name, another model: refused, nothing touched
+    other = tmp_path / "other" / "docs.txt"
+    other.parent.mkdir()
+    other.write_text("Mary bought a book.\n", encoding="utf8")
+    before = mtimes()
+    with pytest.raises(RayAnnotateError, match="E320") as err:
+        annotate_ray(str(model_dir), other, out, shard_lines=25)
+    assert "docs.txt-00000" in str(err.value) and str(source.resolve()) in str(err.value)
+    retrained = tmp_path / "retrained"
+    shutil.copytree(model_dir, retrained)
+    meta = json.loads((retrained / "meta.json").read_text(encoding="utf8"))
+    (retrained / "meta.json").write_text(json.dumps({**meta, "version": "9.9.9"}))
+    cli = ["predict", str(retrained), str(source), "-o", str(out), "--engine", "ray"]
+    cli += ["--shard-lines", "25"]
+    result = CliRunner().invoke(app, cli)
+    assert result.exit_code == 1 and "E321" in result.stderr and "docs.txt-0000" in result.stderr
+    assert mtimes() == before
+    # --overwrite labels them again with that model
+    result = CliRunner().invoke(app, [*cli, "--overwrite"])
+    assert result.exit_code == 0, result.stderr
+    assert "3 shard(s) written" in result.stderr and "Labelled 61 doc(s)" in result.stderr
+    marker = json.loads((out / "docs.txt-00000.done").read_text(encoding="utf8"))
+    assert marker["model"]["name"] == str(retrained.resolve())
+
+
+def test_second_run_into_the_same_directory_is_refused(
+    ray_session: None,
+    model_dir: Path,
+    corpus: Dict[str, Path],
+    expected,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    go = tmp_path / "go"
+    out = tmp_path / "out"
+    monkeypatch.setattr(ray_run, "Annotator", waiting_annotator(go))
+    first = in_thread(lambda: annotate_ray(str(model_dir), corpus["text"], out, shard_lines=50))
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "_spacy_lisa_ray.json").exists():  # the first run holds the lock
+            assert time.monotonic() < deadline, "the first run did not start"
+            time.sleep(0.1)
+        started = time.monotonic()
+        with pytest.raises(RayAnnotateError, match="E322"):
+            annotate_ray(str(model_dir), corpus["text"], out, shard_lines=50)
+        assert time.monotonic() - started < 10, "refused at once, not after waiting"
+    finally:
+        go.touch()
+    assert first(300)["docs"] == 130
+    assert shard_records(out, "a.txt") == expected["a.txt"]  # the first run undisturbed
+
+
+def test_empty_text_is_counted_alike_on_every_path(
+    ray_session: None, model_dir: Path, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+
+    texts = make_texts(12, seed=7)
+    texts[2], texts[5], texts[9] = "", "   ", ""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    # JSONL: empty texts and a blank line (last, so that lines are also Parquet's rows)
+    jsonl_lines = [json.dumps({"text": t}) for t in texts] + [""]
+    (inputs / "docs.jsonl").write_text("\n".join(jsonl_lines) + "\n", encoding="utf8")
+    pq.write_table(pa.table({"text": texts}), inputs / "docs.parquet", row_group_size=5)
+    # text: one document a line, so an empty text is a blank line
+    (inputs / "docs.txt").write_text("\n".join(texts) + "\n", encoding="utf8")
+    local = {}
+    for name in ("docs.jsonl", "docs.txt"):
+        out = tmp_path / f"{name}.predict.jsonl"
+        local[name] = predict(str(model_dir), str(inputs / name), output=out)
+        local[name]["records"] = read_jsonl(out)
+    none = {"not_utf8": 0, "invalid_json": 0, "bad_object": 0}
+    assert local["docs.jsonl"]["skipped"] == {"blank": 1, "empty_text": 3, **none}
+    assert local["docs.txt"]["skipped"] == {"blank": 3, "empty_text": 0, **none}
+    assert local["docs.jsonl"]["docs"] == local["docs.txt"]["docs"] == 9
+    out = tmp_path / "out"
+    stats = annotate_ray(str(model_dir), inputs, out, shard_lines=100)
+    assert stats["docs"] == 27
+    assert stats["skipped"] == {"blank": 4, "empty_text": 6, **none}
+
+    def ray_counts(prefix: str) -> Dict[str, int]:
+        counts: Dict[str, int] = {}
+        for marker in sorted(out.glob(f"{prefix}-*.done")):
+            for reason, n in json.loads(marker.read_text(encoding="utf8"))["skipped"].items():
+                counts[reason] = counts.get(reason, 0) + n
+        return counts
+
+    assert ray_counts("docs.jsonl") == local["docs.jsonl"]["skipped"]
+    assert ray_counts("docs.txt") == local["docs.txt"]["skipped"]
+    assert ray_counts("docs.parquet") == {"blank": 0, "empty_text": 3, **none}
+    assert shard_records(out, "docs.jsonl") == local["docs.jsonl"]["records"]
+    assert shard_records(out, "docs.txt") == local["docs.txt"]["records"]
+    assert shard_records(out, "docs.parquet", "jsonl") == local["docs.jsonl"]["records"]
+
+
+def test_shard_check_wants_the_exact_lines_in_order(tmp_path: Path) -> None:
+    # no Ray: the writer's check on its own, against the validation pass of a real file
+    source = tmp_path / "five.txt"
+    source.write_text("a\nb\n\nc\nd\n", encoding="utf8")  # documents on lines 1, 2, 4, 5
+    (shard,) = plan_shards(source, "auto", 10)
+    scan = scan_shard(asdict(shard))
+    assert scan["docs"] == 4
+
+    def writer() -> ShardWriter:
+        return ShardWriter(tmp_path, shard, "jsonl", scan)
+
+    duplicate = writer()
+    duplicate.write(1, "{}\n", 0)
+    with pytest.raises(RayAnnotateError, match=r"E325.*line 1 came after that of line 1"):
+        duplicate.write(1, "{}\n", 0)  # an adjacent duplicate
+    wrong_lines = writer()
+    for line in (1, 2, 3, 5):  # four documents, but line 3 is blank and line 4 missing
+        wrong_lines.write(line, "{}\n", 0)
+    with pytest.raises(RayAnnotateError, match=r"E325.*not those of the shard's lines"):
+        wrong_lines.close({})
+    right = writer()
+    for line in (1, 2, 4, 5):
+        right.write(line, "", 0)  # a document with no record is still a document
+    right.close({})
+    assert json.loads((tmp_path / "five.txt-00000.done").read_text())["docs"] == 4
+    assert not list(tmp_path.glob(".*.tmp"))
 
 
 def test_invalid_line_stops_or_is_counted(
@@ -313,8 +562,7 @@ def test_cli_on_a_cluster_by_address(
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "spacy_lisa", "predict", str(model_dir), str(corpus["jsonl"])]
     cmd += ["-o", str(out), "--engine", "ray", "--address", ray_head, "--workers", "1"]
-    env = {k: v for k, v in os.environ.items() if k != CRASH_ENV}
-    env["RAY_AUTH_MODE"] = "disabled"  # as the head (see ray_head)
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}  # as the head (see ray_head)
     deadline = time.monotonic() + 120
     while True:  # the head may still be starting: the CLI then cannot connect yet
         result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)

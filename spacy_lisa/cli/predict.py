@@ -4,6 +4,7 @@ as JSON lines, CoNLL-2005 columns or AllenNLP's SRL JSON."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from enum import StrEnum
@@ -14,27 +15,28 @@ import typer
 from spacy.tokens import Doc
 from tqdm import tqdm
 
+from ..device import GPU_INSTALL, gpu_problem, gpu_support, select_device
+from ..errors import Errors
 from ..formats import (
     doc_sentences,
     doc_to_allennlp,
     doc_to_conll2005_text,
     doc_to_jsonl_records,
 )
-from ._app import app
-from ._io import (
-    CLIError,
+from ..inputs import (
     InputDoc,
     InputFormat,
     InputSource,
-    fail,
+    UserError,
     input_error,
     iter_docs,
-    load_pipeline,
-    open_output,
-    report_skipped,
+    output_keys,
     scan_input,
-    stderr,
+    skip_report,
 )
+from ..loading import load_pipeline
+from ._app import app
+from ._io import fail, open_output, stderr
 
 
 class OutputFormat(StrEnum):
@@ -49,8 +51,7 @@ class Engine(StrEnum):
 
 
 def _jsonl(doc: Doc, source: InputDoc) -> str:
-    extra = {"line": source.line} if source.id is None else {"line": source.line, "id": source.id}
-    records = doc_to_jsonl_records(doc, extra=extra)
+    records = doc_to_jsonl_records(doc, extra=output_keys(source.line, source.id))
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
 
 
@@ -72,10 +73,11 @@ FORMATTERS: Dict[OutputFormat, Callable[[Doc, InputDoc], str]] = {
 # one string per paragraph: typer's rich help keeps a docstring's line breaks
 PREDICT_HELP = (
     "Label documents with semantic roles and write one record per sentence.\n\n"
-    "Blank lines are skipped and counted. An invalid line (not UTF-8, bad JSON, no string "
-    '"text") stops the run with its line number and exit code 1 before anything is '
-    "written, unless --skip-invalid is given. JSONL records carry the input line number "
-    '("line") and the input "id" when the JSONL line has one.'
+    "Blank lines and documents with an empty text are skipped and counted. An invalid "
+    'line (not UTF-8, bad JSON, no string "text") stops the run with its line number and '
+    "exit code 1 before anything is written, unless --skip-invalid is given. JSONL "
+    'records carry the input line number ("line") and the input "id" when the JSONL line '
+    "has one."
 )
 
 
@@ -111,9 +113,16 @@ def predict_cli(
         help="Docs per batch (default: the pipeline's [nlp] batch_size)",
     ),
     n_process: int = typer.Option(
-        1, "--n-process", "-n", min=1, help="Worker processes for nlp.pipe"
+        1,
+        "--n-process",
+        "-n",
+        min=1,
+        help="Worker processes for nlp.pipe, on the CPU (several GPUs: --engine ray "
+        "--worker-gpus 1)",
     ),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run on; -1 for the CPU"),
+    gpu_id: int = typer.Option(
+        -1, "--gpu-id", "-g", help="GPU to run on; -1 for the CPU (GPU build: make install-gpu)"
+    ),
     skip_invalid: bool = typer.Option(
         False,
         "--skip-invalid",
@@ -137,6 +146,12 @@ def predict_cli(
         10_000, "--shard-lines", min=1, help="--engine ray: lines (rows) per output shard"
     ),
     parquet: bool = typer.Option(False, "--parquet", help="--engine ray: write Parquet shards"),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        help="--engine ray: replace the shards in --output made from other inputs, with "
+        "another model or with other options (by default such a directory is refused)",
+    ),
 ) -> None:
     """The ``predict`` command (see :data:`PREDICT_HELP`)."""
     # the options both engines take
@@ -161,20 +176,15 @@ def predict_cli(
                 worker_gpus=worker_gpus,
                 shard_lines=shard_lines,
                 parquet=parquet,
+                overwrite=overwrite,
             )
             return
-        if address is not None or workers != 1 or parquet:
-            raise CLIError(
-                "--address, --workers and --parquet are options of --engine ray; add "
-                "--engine ray, or use -n for worker processes on this machine."
-            )
+        if address is not None or workers != 1 or parquet or overwrite:
+            raise UserError(Errors.E343)
         if output is not None and output.is_dir():
-            raise CLIError(
-                f"--output {output} is a directory. Pass a file name (a directory of "
-                "shards is written by --engine ray)."
-            )
+            raise UserError(Errors.E344.format(output=output))
         predict(model, input_path, output=output, **common)
-    except (CLIError, FileNotFoundError) as err:
+    except (UserError, FileNotFoundError) as err:
         fail(err)
 
 
@@ -195,30 +205,23 @@ def _predict_ray(
     worker_gpus: float,
     shard_lines: int,
     parquet: bool,
+    overwrite: bool,
 ) -> None:
     """``--engine ray``: the options checked here, the run in :mod:`spacy_lisa.ray_annotate`."""
     from ..ray_annotate import annotate_ray
 
     if output is None or str(output) == "-":
-        raise CLIError(
-            "--engine ray writes a directory of shards: pass --output DIR (a new directory, "
-            "or that of an earlier run to finish it)."
-        )
+        raise UserError(Errors.E345)
     if n_process != 1 or gpu_id >= 0:
-        raise CLIError(
-            "-n and --gpu-id are for --engine local; with --engine ray use --workers and "
-            "--worker-gpus (Ray gives each actor its GPUs)."
-        )
-    if output_format != OutputFormat.jsonl:
-        raise CLIError(
-            f"--engine ray writes JSONL (or Parquet with --parquet), not {output_format.value}. "
-            "Use --engine local for that format."
-        )
+        raise UserError(Errors.E346)
+    if worker_gpus > 0 and address is None and not os.environ.get("RAY_ADDRESS"):
+        _check_local_gpus(worker_gpus)
     annotate_ray(
         model,
         input_path,
         output,
-        output_format="parquet" if parquet else "jsonl",
+        # --parquet turns JSON lines into Parquet; annotate_ray refuses other formats
+        output_format="parquet" if parquet and output_format == "jsonl" else output_format.value,
         input_format=input_format.value,
         address=address,
         workers=workers,
@@ -227,8 +230,19 @@ def _predict_ray(
         batch_size=batch_size,
         skip_invalid=skip_invalid,
         shard_lines=shard_lines,
+        overwrite=overwrite,
         echo=stderr,
     )
+
+
+def _check_local_gpus(worker_gpus: float) -> None:
+    """``--worker-gpus`` on the local Ray cluster (this machine's): E458 before Ray starts
+    when this machine has no GPU that spacy-lisa can use, where Ray would hold the actors
+    waiting for one forever."""
+    support = gpu_support()
+    if gpu_problem(0, support) is not None:
+        reason = support.missing or "no CUDA device is visible to torch"
+        raise UserError(Errors.E458.format(gpus=worker_gpus, reason=reason, install=GPU_INSTALL))
 
 
 def predict(
@@ -242,15 +256,20 @@ def predict(
     n_process: int = 1,
     gpu_id: int = -1,
     skip_invalid: bool = False,
-) -> Dict[str, float]:
-    """The ``predict`` command as a function; returns the run's counts and timing."""
+) -> Dict[str, Any]:
+    """The ``predict`` command as a function; returns the run's counts (``docs``,
+    ``sentences``, ``frames``, ``skipped`` lines by reason) and timing. The device is
+    checked first: a GPU that cannot be used stops the run before the input is read."""
+    if n_process != 1 and gpu_id >= 0:
+        raise UserError(Errors.E456.format(n_process=n_process, gpu_id=gpu_id))
+    select_device(gpu_id)
     source = InputSource(input_path)
     summary = scan_input(source, input_format)
     if summary.problems and not skip_invalid:
-        raise CLIError(input_error(summary))
+        raise UserError(input_error(summary))
     nlp = load_pipeline(model, gpu_id)
     formatter = FORMATTERS[OutputFormat(output_format)]
-    stats = {"docs": 0.0, "sentences": 0.0, "frames": 0.0}
+    stats: Dict[str, Any] = {"docs": 0, "sentences": 0, "frames": 0}
     start = time.perf_counter()
     inputs = ((item.text, item) for item in iter_docs(source, summary.format))
     with open_output(output) as out:
@@ -280,7 +299,9 @@ def predict(
         f"{int(stats['frames'])} frame(s) in {seconds:.1f}s "
         f"({stats['docs_per_second']:.1f} docs/s) → {where} ({output_format.value})"
     )
-    report_skipped(summary, echo=stderr)
+    for line in skip_report(summary.skipped, summary.problems):
+        stderr(line)
+    stats["skipped"] = dict(summary.skipped)
     return stats
 
 

@@ -9,22 +9,21 @@ from typing import List, Optional
 
 import typer
 
+from ..device import select_device
 from ..errors import Errors
-from ..render import render
-from ._app import app
-from ._io import (
-    CLIError,
+from ..inputs import (
     InputFormat,
     InputSource,
-    fail,
+    UserError,
     input_error,
     iter_docs,
-    load_pipeline,
-    open_output,
-    report_skipped,
     scan_input,
-    stderr,
+    skip_report,
 )
+from ..loading import load_pipeline
+from ..render import render
+from ._app import app
+from ._io import fail, open_output, stderr
 
 RENDER_HELP = (
     "Render the frames the model finds in TEXT, or in each document of --input, as a "
@@ -76,7 +75,7 @@ def render_cli(
             gpu_id=gpu_id,
             skip_invalid=skip_invalid,
         )
-    except (CLIError, FileNotFoundError) as err:
+    except (UserError, FileNotFoundError) as err:
         fail(err)
 
 
@@ -94,14 +93,15 @@ def render_page(
 ) -> int:
     """The ``render`` command as a function; returns the number of documents rendered."""
     if (text is None) == (input_path is None):
-        raise CLIError(Errors.E315)
+        raise UserError(Errors.E315)
+    select_device(gpu_id)  # a GPU that cannot be used stops before the input is read
     texts: List[str]
     summary = None
     if input_path is not None:
         source = InputSource(input_path)
         summary = scan_input(source, input_format)
         if summary.problems and not skip_invalid:
-            raise CLIError(input_error(summary))
+            raise UserError(input_error(summary))
         texts = [item.text for item in itertools.islice(iter_docs(source, summary.format), limit)]
     else:
         texts = [str(text)]
@@ -117,7 +117,8 @@ def render_page(
     n_frames = sum(len(doc._.srl_frames) for doc in docs)
     stderr(f"✔ Rendered {len(docs)} doc(s) with {n_frames} frame(s) → {where}")
     if summary is not None:
-        report_skipped(summary, echo=stderr)
+        for line in skip_report(summary.skipped, summary.problems):
+            stderr(line)
     return len(docs)
 
 

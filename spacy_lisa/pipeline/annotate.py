@@ -35,19 +35,21 @@ def annotate_group(
     (log-softmax and Viterbi over one array), then write frames, the parse used, POS
     and attention with array slices per window: no per-token Python in this path."""
     # imported here: spaCy imports every factory module on Language init, keep it light
+    from ..device import host_output
     from .decoding import decode_frames
 
+    # on a GPU, one device-to-host copy per array of the group (the parent scores are not
+    # read here): decoding, spans and labels run on numpy
+    out = host_output(out, exclude=("head_scores",))
     tags = tuple(cfg["labels"]["tags"])
     deps = tuple(cfg["labels"]["deps"])
-    tag_ids = ops.to_numpy(out.tag_scores).argmax(axis=-1) if len(tags) else None
-    used_heads = ops.to_numpy(out.used_heads) if out.used_heads is not None else None
+    tag_ids = out.tag_scores.argmax(axis=-1) if len(tags) else None
+    used_heads = out.used_heads
     has_syntax = used_heads is not None
     # the doc's own labels are written where its parse was followed (no label scores)
-    dep_ids = (
-        ops.to_numpy(out.dep_scores).argmax(axis=-1) if deps and parse_source != "doc" else None
-    )
-    frames_idx = ops.to_numpy(out.frames).astype(np.int64).reshape(-1, 2)
-    attention = ops.to_numpy(out.label_attention) if out.label_attention is not None else None
+    dep_ids = out.dep_scores.argmax(axis=-1) if deps and parse_source != "doc" else None
+    frames_idx = out.frames.astype(np.int64).reshape(-1, 2)
+    attention = out.label_attention
     frame_labels = frame_label_decoder(out, ops, cfg, tables)
     # frames: every frame of the group decoded at once
     win_doc = [w[0] for w in out.windows]
@@ -56,7 +58,7 @@ def annotate_group(
     decoded: List[Any] = []
     if len(frames_idx):
         decoded = decode_frames(
-            ops.to_numpy(out.role_scores),
+            out.role_scores,
             frames_idx[:, 1],
             win_bounds[frame_win, 1] - win_bounds[frame_win, 0],
             tuple(cfg["labels"]["roles"]),
@@ -84,7 +86,7 @@ def annotate_group(
             if not has_syntax:
                 parse_by_doc[doc_i] = None
             elif parse_source == "doc":
-                parse_by_doc[doc_i] = doc_parse(doc)
+                parse_by_doc[doc_i] = doc_own_parse(doc)
             else:
                 parse_by_doc[doc_i] = {"heads": list(range(len(doc))), "deps": [""] * len(doc)}
         parse = parse_by_doc[doc_i]
@@ -148,7 +150,7 @@ def annotate_group(
             write_parse(doc, doc._.srl_parse["heads"], doc._.srl_parse["deps"])
 
 
-def doc_parse(doc: Doc) -> Dict[str, List[Any]]:
+def doc_own_parse(doc: Doc) -> Dict[str, List[Any]]:
     """The doc's own parse as ``doc._.srl_parse`` holds it: absolute heads (root: its
     own index) and labels, read as arrays rather than token by token."""
     from spacy.attrs import DEP
@@ -168,9 +170,12 @@ def frame_label_decoder(
     or "") for the frames of one model output."""
     from .senses import frame_lemma
 
-    sense_scores = None if out.sense_scores is None else ops.to_numpy(out.sense_scores)
-    lemma_scores = None if out.lemma_scores is None else ops.to_numpy(out.lemma_scores)
-    pos_scores = None if out.pred_pos_scores is None else ops.to_numpy(out.pred_pos_scores)
+    from ..device import to_host
+
+    # numpy already when called from annotate_group (to_host copies nothing then)
+    sense_scores = to_host(out.sense_scores)
+    lemma_scores = to_host(out.lemma_scores)
+    pos_scores = to_host(out.pred_pos_scores)
     pos_labels = cfg.get("pred_pos_labels") or []
     trees, decoder = tables.trees, tables.senses
     old_rolesets = cfg.get("rolesets") or {}

@@ -7,19 +7,25 @@ retries are Ray's:
 1. The driver lists the input files (a file, a directory, a glob) and cuts each into
    *shards*: one shard per file, or fixed-size runs of ``shard_lines`` lines (Parquet:
    whole row groups). A shard is the unit of output and of re-runs.
-2. Shards whose output is already complete (a ``.done`` marker beside it) are skipped.
+2. The output directory is locked for the run. Shards whose output is complete (a
+   ``.done`` marker beside it) and whose marker matches this run (the same input file,
+   cut the same way, with the same fingerprint of its contents, the same model) are
+   kept; shards whose input changed are redone; shards made from other inputs or with
+   another model stop the run unless ``overwrite``.
 3. A first Ray pass validates the remaining shards in parallel, with the same line
    parser as ``spacy-lisa predict``: an invalid line stops the run with its file and
    line before anything is written, unless ``skip_invalid`` counts it instead.
 4. ``Dataset.flat_map`` reads the documents of each shard and ``Dataset.map_batches``
    labels them in a fixed pool of actors (``concurrency=workers``), each holding one
-   loaded pipeline, restarted by Ray when its process dies (``max_restarts``,
-   ``max_task_retries``). The records are those of ``predict``'s JSON lines, made by
-   :func:`spacy_lisa.formats.doc_to_jsonl_records` with the input ``line`` and ``id``.
-5. The driver receives the records in input order and writes each shard to a temporary
-   name, checks it got exactly the shard's documents, renames it into place and only
-   then writes the marker. A shard file without its marker is incomplete and is
-   rewritten by the next run, so re-runs never duplicate or drop a record.
+   loaded pipeline, restarted by Ray when its process dies, a bounded number of times
+   (``max_restarts``, ``max_task_retries``). The records are those of ``predict``'s
+   JSON lines, made by :func:`spacy_lisa.formats.doc_to_jsonl_records` with the input
+   ``line`` and ``id``.
+5. The driver receives one row per document in input order and writes each shard to a
+   temporary name, checks it got exactly the shard's documents (the same input lines,
+   in the same order), renames it into place and only then writes the marker. A shard
+   file without its marker is incomplete and is rewritten by the next run, so re-runs
+   never duplicate or drop a record.
 
 Inputs (and a model given as a directory) must be readable at the same path on every
 node of the cluster; the output directory is written by the driver only.
@@ -33,20 +39,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-from .actors import CRASH_ENV as CRASH_ENV  # for the tests' fault injection
-from .inputs import (
-    REASON_NAMES,
-    REASONS,
-    SHARD_LINES,
-    PathLike,
-    RayAnnotateError,
-    Shard,
-    plan_shards,
-    resolve_inputs,
-)
-from .output import OUTPUT_FORMATS, prepare_output
+from ..errors import Errors
+from ..inputs import SKIP_REASONS, skip_report
+from ..loading import pipeline_fingerprint
+from .inputs import SHARD_LINES, PathLike, RayAnnotateError, Shard, plan_shards, resolve_inputs
+from .output import OUTPUT_FORMATS, make_output_dir, output_lock, prepare_output
 from .run import connect, run_shards
 
 
@@ -71,47 +70,99 @@ def annotate_ray(
     shard_lines: int = SHARD_LINES,
     max_restarts: int = 3,
     max_task_retries: int = 3,
+    overwrite: bool = False,
     echo: Optional[Callable[[str], None]] = None,
 ) -> Dict[str, Any]:
     """Label ``inputs`` (text, JSONL or Parquet: a file, a directory, a glob or a list
     of them) with the pipeline ``model`` in a pool of ``workers`` Ray actors, and write
     ``predict``'s JSON records per shard to the directory ``output`` (``<shard>.jsonl``
     or ``<shard>.parquet``, each with a ``<shard>.done`` marker). A re-run into the same
-    directory only does the shards without a marker.
+    directory only does the shards without a marker or whose input changed; a directory
+    made from other inputs or with another model is refused unless ``overwrite``. An
+    actor is restarted at most ``max_restarts`` times, a batch retried at most
+    ``max_task_retries`` times; then the run stops, naming the shard.
 
     Returns the counts: ``docs`` (labelled), ``records`` (one per sentence),
-    ``frames``, ``skipped`` (by reason: blank, not_utf8, invalid_json, bad_object),
-    ``shards``, ``shards_written``, ``shards_done_before``, ``seconds`` and
-    ``docs_per_second`` (this run's documents only); all but the last three cover the
-    shards done by earlier runs too.
+    ``frames``, ``skipped`` (by reason: blank, empty_text, not_utf8, invalid_json,
+    bad_object), ``shards``, ``shards_written``, ``shards_done_before``, ``seconds``
+    and ``docs_per_second`` (this run's documents only); all but the last three cover
+    the shards done by earlier runs too.
     """
     try:
         import ray
     except ImportError:
-        raise RayAnnotateError(
-            "--engine ray needs Ray Data: pip install 'spacy-lisa[ray]' (or 'ray[data]')."
-        ) from None
+        raise RayAnnotateError(Errors.E328) from None
     from tqdm import tqdm
 
-    say = echo or (lambda message: None)
     if output_format not in OUTPUT_FORMATS:
         raise RayAnnotateError(
-            f"--engine ray writes {' or '.join(OUTPUT_FORMATS)}, not {output_format!r}. "
-            "Use --format jsonl (or --parquet), or --engine local for other formats."
+            Errors.E329.format(formats=" or ".join(OUTPUT_FORMATS), format=output_format)
         )
     if workers < 1 or worker_cpus < 0 or worker_gpus < 0:
         raise RayAnnotateError(
-            "workers must be at least 1, worker_cpus and worker_gpus at least 0."
+            Errors.E330.format(workers=workers, cpus=worker_cpus, gpus=worker_gpus)
         )
     out_dir = Path(output).expanduser().resolve()
-    shards = plan_shards(inputs, input_format, shard_lines)
-    done = prepare_output(out_dir, shards, output_format, shard_lines)
-    todo = [s for s in shards if s.index not in done]
+    make_output_dir(out_dir)
+    with output_lock(out_dir):
+        shards = plan_shards(inputs, input_format, shard_lines)
+        model_id = {"name": _model_path(model), "fingerprint": pipeline_fingerprint(model)}
+        done = prepare_output(out_dir, shards, output_format, shard_lines, model_id, overwrite)
+        stats = _counts_done_before(shards, done)
+        todo = [s for s in shards if s.index not in done]
+        start = time.perf_counter()
+        run_docs = 0
+        if todo:
+            started = connect(address)
+            ctx = ray.data.DataContext.get_current()
+            saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
+            ctx.execution_options.preserve_order = True  # records come back in input order
+            ctx.enable_progress_bars = False  # one bar, ours, counting documents
+            try:
+                run_docs = run_shards(
+                    ray,
+                    todo,
+                    out_dir,
+                    stats,
+                    model=model_id["name"],
+                    # what every marker records besides its shard's source and counts
+                    marker={"model": model_id, "output_format": output_format},
+                    output_format=output_format,
+                    workers=workers,
+                    worker_cpus=worker_cpus,
+                    worker_gpus=worker_gpus,
+                    batch_size=batch_size,
+                    skip_invalid=skip_invalid,
+                    retries={"max_restarts": max_restarts, "max_task_retries": max_task_retries},
+                    bar=tqdm,
+                )
+            finally:
+                ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
+                if started:
+                    ray.shutdown()
+    seconds = time.perf_counter() - start
+    stats["seconds"] = seconds
+    stats["docs_per_second"] = run_docs / seconds if seconds > 0 and run_docs else 0.0
+    say = echo or (lambda message: None)
+    say(
+        f"✔ Labelled {stats['docs']} doc(s): {stats['records']} record(s) (sentences), "
+        f"{stats['frames']} frame(s) → {out_dir} ({output_format}; "
+        f"{stats['shards_written']} shard(s) written in {seconds:.1f}s, "
+        f"{stats['docs_per_second']:.1f} docs/s; {stats['shards_done_before']} done before)"
+    )
+    for line in skip_report(stats["skipped"]):
+        say(line)
+    return stats
+
+
+def _counts_done_before(shards: List[Shard], done: Dict[int, Dict[str, Any]]) -> Dict[str, Any]:
+    """The run's counts to start from: those of the shards done before, from their
+    markers (the run adds its own shards')."""
     stats: Dict[str, Any] = {
         "docs": 0,
         "records": 0,
         "frames": 0,
-        "skipped": dict.fromkeys(REASONS, 0),
+        "skipped": dict.fromkeys(SKIP_REASONS, 0),
         "shards": len(shards),
         "shards_written": 0,
         "shards_done_before": len(done),
@@ -121,50 +172,6 @@ def annotate_ray(
             stats[key] += marker.get(key, 0)
         for reason, n in marker.get("skipped", {}).items():
             stats["skipped"][reason] = stats["skipped"].get(reason, 0) + n
-    start = time.perf_counter()
-    run_docs = 0
-    if todo:
-        started = connect(address)
-        ctx = ray.data.DataContext.get_current()
-        saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
-        ctx.execution_options.preserve_order = True  # records come back in input order
-        ctx.enable_progress_bars = False  # one bar, ours, counting documents
-        try:
-            run_docs = run_shards(
-                ray,
-                todo,
-                out_dir,
-                stats,
-                model=_model_path(model),
-                output_format=output_format,
-                workers=workers,
-                worker_cpus=worker_cpus,
-                worker_gpus=worker_gpus,
-                batch_size=batch_size,
-                skip_invalid=skip_invalid,
-                ray_args={"max_restarts": max_restarts, "max_task_retries": max_task_retries},
-                bar=tqdm,
-            )
-        finally:
-            ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
-            if started:
-                ray.shutdown()
-    seconds = time.perf_counter() - start
-    stats["seconds"] = seconds
-    stats["docs_per_second"] = run_docs / seconds if seconds > 0 and run_docs else 0.0
-    say(
-        f"✔ Labelled {stats['docs']} doc(s): {stats['records']} record(s) (sentences), "
-        f"{stats['frames']} frame(s) → {out_dir} ({output_format}; "
-        f"{stats['shards_written']} shard(s) written in {seconds:.1f}s, "
-        f"{stats['docs_per_second']:.1f} docs/s; {stats['shards_done_before']} done before)"
-    )
-    skipped = stats["skipped"]
-    if skipped["blank"]:
-        say(f"ℹ Skipped {skipped['blank']} blank line(s)")
-    invalid = {r: n for r, n in skipped.items() if r != "blank" and n}
-    if invalid:
-        detail = ", ".join(f"{REASON_NAMES.get(r, r)}: {n}" for r, n in invalid.items())
-        say(f"⚠ Skipped {sum(invalid.values())} invalid line(s) (--skip-invalid): {detail}")
     return stats
 
 

@@ -1,40 +1,40 @@
 """The inputs of a Ray run: finding the input files (a file, a directory, a glob),
-cutting them into shards, and reading and validating their lines (Parquet: rows) with
-the same line parser as ``spacy-lisa predict``. The reading functions run in Ray tasks."""
+cutting them into shards, each with a fingerprint of what it holds, and reading and
+validating their lines (Parquet: rows) with the parsers of :mod:`spacy_lisa.inputs`,
+those of ``spacy-lisa predict``. The reading functions run in Ray tasks."""
 
 from __future__ import annotations
 
 import glob
+import hashlib
+import itertools
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
-from ..cli._io import (
-    CLIError,
+from ..errors import Errors
+from ..inputs import (
+    SKIP_REASONS,
     InputDoc,
     InputFormat,
+    InputItem,
     InputProblem,
     InputSource,
+    UserError,
     detect_format,
     parse_line,
+    parse_row,
+    strip_line,
 )
 
 PathLike = Union[str, Path]
 SHARD_LINES = 10_000
 INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq")
-# skip reasons, in the order they are reported
-REASONS = ("blank", "not_utf8", "invalid_json", "bad_object")
-REASON_NAMES = {
-    "blank": "blank line(s)",
-    "not_utf8": "not UTF-8",
-    "invalid_json": "invalid JSON",
-    "bad_object": 'no string "text"',
-}
 
 
-class RayAnnotateError(CLIError):
+class RayAnnotateError(UserError):
     """A user-facing error of a Ray run (printed by the CLI, exit status 1)."""
 
 
@@ -50,6 +50,48 @@ class Shard:
     n_lines: int
     offset: int = 0  # byte offset of the first line (text, JSONL)
     row_groups: str = ""  # Parquet: comma-separated row group indices
+    # what the shard holds: a hash of its bytes (text, JSONL), or of the file's size and
+    # modification time (Parquet, whose planning reads only the file's footer)
+    fingerprint: str = ""
+
+    def source(self) -> Dict[str, Any]:
+        """What the shard is made from, as its marker records it: equal for a shard of
+        unchanged input cut the same way."""
+        return {k: v for k, v in asdict(self).items() if k != "index"}
+
+    def where(self) -> str:
+        """The shard for messages: its name, file and lines (rows)."""
+        unit = "rows" if self.format == "parquet" else "lines"
+        last = self.first_line + self.n_lines - 1
+        return f"{self.name} ({self.path}, {unit} {self.first_line}-{last})"
+
+
+class DocLines:
+    """The input lines of a shard's documents in order, as a count and a hash (constant
+    memory): the validation pass and the shard writer must arrive at the same."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last = 0
+        self._hash = hashlib.blake2b(digest_size=16)
+
+    def add(self, line: int) -> None:
+        self.count += 1
+        self.last = line
+        self._hash.update(line.to_bytes(8, "little"))
+
+    @property
+    def digest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def _content_hash() -> Any:
+    return hashlib.blake2b(digest_size=16)
+
+
+def _parquet_fingerprint(path: str, row_groups: str) -> str:
+    stat = Path(path).stat()
+    return f"parquet:{stat.st_size}:{stat.st_mtime_ns}:{row_groups}"
 
 
 # ------------------------------------------------------------------ planning --------
@@ -67,15 +109,12 @@ def resolve_inputs(inputs: Union[PathLike, Sequence[PathLike]]) -> List[tuple[Pa
     path under a directory, the path under a glob's fixed prefix), sorted."""
     specs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     if not specs:
-        raise RayAnnotateError("No input given. Pass a file, a directory or a glob.")
+        raise RayAnnotateError(Errors.E331)
     found: List[tuple[Path, str]] = []
     for spec in specs:
         text = str(spec)
         if text == "-":
-            raise RayAnnotateError(
-                "--engine ray cannot read stdin: Ray workers read the input files "
-                "themselves. Save the input to a file (on storage every node can read)."
-            )
+            raise RayAnnotateError(Errors.E332)
         path = Path(text).expanduser()
         if path.is_dir():
             base = path
@@ -88,25 +127,16 @@ def resolve_inputs(inputs: Union[PathLike, Sequence[PathLike]]) -> List[tuple[Pa
             base = Path(*fixed) if fixed else Path(".")
             files = [Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file()]
         else:
-            raise RayAnnotateError(
-                f"Input not found: {text}. Pass an existing file, a directory or a glob "
-                "such as 'corpus/*.jsonl' (quoted, so the shell leaves it to spacy-lisa)."
-            )
+            raise RayAnnotateError(Errors.E333.format(path=text))
         if not files:
-            raise RayAnnotateError(
-                f"No input files in {text}. Pass a file, a directory with files or a glob "
-                "that matches files (names starting with '.' or '_' are skipped)."
-            )
+            raise RayAnnotateError(Errors.E334.format(path=text))
         for f in sorted(files):
             rel = f.resolve().relative_to(base.resolve()).as_posix().replace("/", "__")
             found.append((f.resolve(), rel))
     names = [rel for _, rel in found]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
-        raise RayAnnotateError(
-            f"Two inputs give the same output name ({', '.join(clash)}). Pass one directory "
-            "or glob above them instead of several, so their names stay apart."
-        )
+        raise RayAnnotateError(Errors.E335.format(names=", ".join(clash)))
     return found
 
 
@@ -115,7 +145,7 @@ def file_format(path: Path, requested: str) -> str:
     decides (``.jsonl``/``.ndjson`` JSONL, ``.txt`` text, else by the first line)."""
     if requested not in INPUT_FORMATS:
         raise RayAnnotateError(
-            f"Unknown input format {requested!r}: use one of {', '.join(INPUT_FORMATS)}."
+            Errors.E336.format(format=requested, formats=", ".join(INPUT_FORMATS))
         )
     if requested != "auto":
         return requested
@@ -125,21 +155,26 @@ def file_format(path: Path, requested: str) -> str:
 
 
 def _plan_lines(path: Path, fmt: str, rel: str, shard_lines: int) -> List[Shard]:
-    """Shards of ``shard_lines`` lines, with the byte offset each starts at."""
+    """Shards of ``shard_lines`` lines, with the byte offset each starts at and the hash
+    of its bytes."""
     shards: List[Shard] = []
     first, offset, n, pos = 1, 0, 0, 0
+    content = _content_hash()
 
     def add(n_lines: int) -> None:
         name = f"{rel}-{len(shards):05d}"
-        shards.append(Shard(0, name, str(path), fmt, first, n_lines, offset))
+        shards.append(
+            Shard(0, name, str(path), fmt, first, n_lines, offset, "", content.hexdigest())
+        )
 
     with open(path, "rb") as f:
         for raw in f:
             n += 1
             pos += len(raw)
+            content.update(raw)
             if n - first + 1 == shard_lines:
                 add(shard_lines)
-                first, offset = n + 1, pos
+                first, offset, content = n + 1, pos, _content_hash()
     if n >= first or not shards:
         add(n - first + 1)
     return shards
@@ -153,36 +188,30 @@ def _plan_parquet(path: Path, rel: str, shard_lines: int) -> List[Shard]:
     try:
         meta = pq.ParquetFile(path)
     except (OSError, pa.ArrowInvalid) as err:
-        raise RayAnnotateError(
-            f"{path}: not a readable Parquet file ({err}). Pass --input-format text or jsonl "
-            "if it is not Parquet."
-        ) from None
+        raise RayAnnotateError(Errors.E337.format(path=path, detail=err)) from None
     schema = meta.schema_arrow
     if "text" not in schema.names or not (
         pa.types.is_string(schema.field("text").type)
         or pa.types.is_large_string(schema.field("text").type)
     ):
-        raise RayAnnotateError(
-            f'{path}: a Parquet input needs a string column "text" holding the documents '
-            f"(columns: {', '.join(schema.names)}). Rename or convert the column."
-        )
+        raise RayAnnotateError(Errors.E338.format(path=path, columns=", ".join(schema.names)))
     shards: List[Shard] = []
     groups: List[int] = []
     first, rows = 1, 0
+
+    def add() -> None:
+        name, row_groups = f"{rel}-{len(shards):05d}", ",".join(map(str, groups))
+        fingerprint = _parquet_fingerprint(str(path), row_groups)
+        shards.append(Shard(0, name, str(path), "parquet", first, rows, 0, row_groups, fingerprint))
+
     for g in range(meta.metadata.num_row_groups):
         groups.append(g)
         rows += meta.metadata.row_group(g).num_rows
         if rows >= shard_lines:
-            name = f"{rel}-{len(shards):05d}"
-            shards.append(
-                Shard(0, name, str(path), "parquet", first, rows, 0, ",".join(map(str, groups)))
-            )
+            add()
             first, rows, groups = first + rows, 0, []
     if groups or not shards:
-        name = f"{rel}-{len(shards):05d}"
-        shards.append(
-            Shard(0, name, str(path), "parquet", first, rows, 0, ",".join(map(str, groups)))
-        )
+        add()
     return shards
 
 
@@ -191,7 +220,7 @@ def plan_shards(
 ) -> List[Shard]:
     """All shards of all inputs, numbered in input order."""
     if shard_lines < 1:
-        raise RayAnnotateError(f"shard_lines must be at least 1, got {shard_lines}.")
+        raise RayAnnotateError(Errors.E341.format(shard_lines=shard_lines))
     shards: List[Shard] = []
     for path, rel in resolve_inputs(inputs):
         fmt = file_format(path, input_format)
@@ -203,45 +232,22 @@ def plan_shards(
 
 
 # ------------------------------------------------------------------- reading --------
-def _reason(raw: bytes, fmt: str) -> str:
-    try:
-        text = raw.decode("utf8")
-    except UnicodeDecodeError:
-        return "not_utf8"
-    if fmt == "jsonl":
-        try:
-            json.loads(text)
-        except json.JSONDecodeError:
-            return "invalid_json"
-    return "bad_object"
-
-
-def iter_shard(shard: Dict[str, Any]) -> Iterator[tuple[Union[InputDoc, InputProblem, None], str]]:
-    """Every line (row) of a shard, parsed as ``predict`` parses it, with the skip
-    reason of a problem or a blank line ('' for a document)."""
+def iter_shard(shard: Dict[str, Any], content: Optional[Any] = None) -> Iterator[InputItem]:
+    """Every line (row) of a shard, parsed as ``predict`` parses it; the bytes read go
+    into the hash ``content`` when one is given."""
     fmt, path, first = shard["format"], shard["path"], int(shard["first_line"])
     if fmt == "parquet":
         yield from _iter_parquet(shard)
         return
     with open(path, "rb") as f:
         f.seek(int(shard["offset"]))
-        for i in range(int(shard["n_lines"])):
-            raw = f.readline().rstrip(b"\r\n")
-            line = first + i
-            if line == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
-                raw = raw[3:]
-            item = parse_line(raw, line, InputFormat(fmt), path)
-            if item is None:
-                yield None, "blank"
-            elif isinstance(item, InputProblem):
-                yield item, _reason(raw, fmt)
-            else:
-                yield item, ""
+        for line, raw in enumerate(itertools.islice(f, int(shard["n_lines"])), start=first):
+            if content is not None:
+                content.update(raw)
+            yield parse_line(strip_line(raw, line), line, InputFormat(fmt), path)
 
 
-def _iter_parquet(
-    shard: Dict[str, Any],
-) -> Iterator[tuple[Union[InputDoc, InputProblem, None], str]]:
+def _iter_parquet(shard: Dict[str, Any]) -> Iterator[InputItem]:
     import pyarrow.parquet as pq
 
     groups = [int(g) for g in str(shard["row_groups"]).split(",") if g]
@@ -252,37 +258,35 @@ def _iter_parquet(
     table = pf.read_row_groups(groups, columns=columns)
     texts = table.column("text").to_pylist()
     ids = table.column("id").to_pylist() if "id" in columns else [None] * len(texts)
-    for i, (text, id_) in enumerate(zip(texts, ids, strict=True)):
-        row = int(shard["first_line"]) + i
-        if text is None:
-            message = (
-                f'{shard["path"]}:{row}: "text" is null. Each row needs a string "text"; '
-                "fix the row, or pass --skip-invalid to skip bad rows."
-            )
-            yield InputProblem(row, message), "bad_object"
-        elif not text.strip():
-            yield None, "blank"
-        else:
-            yield InputDoc(row, text, id_), ""
+    for row, (text, id_) in enumerate(zip(texts, ids, strict=True), start=int(shard["first_line"])):
+        yield parse_row(text, id_, row, shard["path"])
 
 
 def scan_shard(shard: Dict[str, Any]) -> Dict[str, Any]:
-    """The validation pass over one shard: documents, skips by reason, the first few
-    problems (as JSON: Ray rows hold flat columns)."""
-    counts = dict.fromkeys(REASONS, 0)
-    docs = 0
-    problems: List[tuple[int, str]] = []
-    for item, reason in iter_shard(shard):
-        if reason:
-            counts[reason] += 1
-            if isinstance(item, InputProblem) and len(problems) < 5:
-                problems.append((item.line, item.message))
-        else:
-            docs += 1
+    """The validation pass over one shard: its documents' lines (count and hash), skips
+    by reason, the first few problems (as JSON: Ray rows hold flat columns) and the
+    fingerprint of what was read, to compare with the plan's."""
+    skipped = dict.fromkeys(SKIP_REASONS, 0)
+    problems: List[str] = []
+    lines = DocLines()
+    content = _content_hash()
+    for item in iter_shard(shard, content):
+        if isinstance(item, InputDoc):
+            lines.add(item.line)
+            continue
+        skipped[item.reason] += 1
+        if isinstance(item, InputProblem) and len(problems) < 5:
+            problems.append(item.message)
+    if shard["format"] == "parquet":
+        fingerprint = _parquet_fingerprint(shard["path"], shard["row_groups"])
+    else:
+        fingerprint = content.hexdigest()
     return {
         "index": shard["index"],
-        "docs": docs,
-        "skipped": json.dumps(counts),
+        "docs": lines.count,
+        "lines_digest": lines.digest,
+        "fingerprint": fingerprint,
+        "skipped": json.dumps(skipped),
         "problems": json.dumps(problems),
     }
 
@@ -290,8 +294,8 @@ def scan_shard(shard: Dict[str, Any]) -> Dict[str, Any]:
 def shard_docs(shard: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
     """The documents of one shard as Ray rows; the id JSON-encoded ('' for none), so
     that ids of any JSON type share one string column."""
-    for item, reason in iter_shard(shard):
-        if not reason and isinstance(item, InputDoc):
+    for item in iter_shard(shard):
+        if isinstance(item, InputDoc):
             yield {
                 "shard": int(shard["index"]),
                 "line": item.line,

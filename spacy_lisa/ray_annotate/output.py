@@ -1,21 +1,27 @@
-"""The output of a Ray run: each shard written to a temporary name, renamed into place
-when complete, then marked done (``<shard>.done``); the manifest and the clean-up of an
-interrupted run that make re-runs redo exactly the shards without a marker."""
+"""The output of a Ray run: each shard written to a temporary name, checked, renamed
+into place, then marked done by ``<shard>.done``, a marker that records what the shard
+was made from (its input, cut and fingerprint, the model). Re-runs keep the shards whose
+marker matches, redo those whose input changed, and refuse a directory made from other
+inputs or another model unless told to overwrite it. One run at a time: a lock file."""
 
 from __future__ import annotations
 
 import json
 import os
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, NoReturn, Optional, Set, Tuple
 
-from .inputs import RayAnnotateError, Shard
+from ..errors import Errors
+from .inputs import DocLines, RayAnnotateError, Shard
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 MANIFEST = "_spacy_lisa_ray.json"
+# "_": Ray's readers and `cat frames/*.jsonl` pass it over
+LOCK = "_spacy_lisa_ray.lock"
 DONE_SUFFIX = ".done"
 TMP_SUFFIX = ".tmp"
 OUTPUT_FORMATS = ("jsonl", "parquet")
@@ -67,20 +73,20 @@ def parquet_schema() -> pa.Schema:
 
 
 class ShardWriter:
-    """One shard's output: written to a temporary name, renamed into place when all
-    its documents are in, then marked done."""
+    """One shard's output: written to a temporary name, checked to hold exactly the
+    documents the validation pass found (the same lines, in the same order), renamed
+    into place, then marked done."""
 
-    def __init__(self, out_dir: Path, shard: Shard, output_format: str, expected_docs: int):
+    def __init__(self, out_dir: Path, shard: Shard, output_format: str, expected: Dict[str, Any]):
         self.shard = shard
         self.format = output_format
-        self.final = out_dir / f"{shard.name}.{output_format}"
+        self.final = shard_file(out_dir, shard.name, output_format)
         self.marker = out_dir / f"{shard.name}{DONE_SUFFIX}"
         self.tmp = out_dir / f".{shard.name}.{uuid.uuid4().hex[:8]}{TMP_SUFFIX}"
-        self.expected_docs = expected_docs
-        self.docs = 0
+        self.expected = expected  # the validation pass's "docs" and "lines_digest"
+        self.lines = DocLines()
         self.records = 0
         self.frames = 0
-        self._last_line = -1
         self._pending: List[Dict[str, Any]] = []
         self._file: Any = None
         self._parquet: Any = None
@@ -92,21 +98,28 @@ class ShardWriter:
             self._schema = parquet_schema()
             self._parquet = pq.ParquetWriter(self.tmp, self._schema)
 
-    def write(self, line: int, record: str, frames: int) -> None:
-        if line != self._last_line:
-            self.docs += 1
-            self._last_line = line
-        self.records += 1
+    @property
+    def docs(self) -> int:
+        return self.lines.count
+
+    def write(self, line: int, records: str, frames: int) -> None:
+        """One document: its input line and its records as JSON lines."""
+        if line <= self.lines.last:
+            last = self.lines.last
+            self._fail(f"the document of line {line} came after that of line {last} (a repeat)")
+        self.lines.add(line)
+        self.records += records.count("\n")
         self.frames += frames
         if self._file is not None:
-            self._file.write(record + "\n")
-        else:
+            self._file.write(records)
+            return
+        for record in records.splitlines():
             obj = json.loads(record)
             if "id" in obj and not isinstance(obj["id"], str):
                 obj["id"] = json.dumps(obj["id"], ensure_ascii=False)
             self._pending.append(obj)
-            if len(self._pending) >= 1000:
-                self._flush()
+        if len(self._pending) >= 1000:
+            self._flush()
 
     def _flush(self) -> None:
         import pyarrow as pa
@@ -116,31 +129,30 @@ class ShardWriter:
             self._parquet.write_table(table)
             self._pending = []
 
-    def close(self, stats: Dict[str, Any]) -> None:
-        """Finish the shard: check the document count, rename, write the marker."""
+    def _fail(self, problem: str) -> NoReturn:
+        self.abort()
+        raise RayAnnotateError(Errors.E325.format(shard=self.shard.where(), problem=problem))
+
+    def close(self, marker: Dict[str, Any]) -> None:
+        """Finish the shard: check its documents, rename it, write ``marker`` (with the
+        shard's source and counts added)."""
         try:
             if self._file is not None:
                 self._file.close()
             else:
                 self._flush()
                 self._parquet.close()
-            if self.docs != self.expected_docs:
-                raise RayAnnotateError(
-                    f"Shard {self.shard.name} ({self.shard.path}, lines "
-                    f"{self.shard.first_line}-{self.shard.first_line + self.shard.n_lines - 1}"
-                    f"): expected {self.expected_docs} document(s), got {self.docs}. Nothing "
-                    "was kept for this shard; run the same command again to redo it."
-                )
-            os.replace(self.tmp, self.final)
         except BaseException:
             self.abort()
             raise
-        marker = {**stats, "docs": self.docs, "records": self.records, "frames": self.frames}
-        marker.update(input=self.shard.path, first_line=self.shard.first_line)
-        marker["n_lines"] = self.shard.n_lines
-        tmp_marker = self.marker.with_name(f".{self.marker.name}{TMP_SUFFIX}")
-        tmp_marker.write_text(json.dumps(marker) + "\n", encoding="utf8")
-        os.replace(tmp_marker, self.marker)
+        want = self.expected["docs"]
+        if self.docs != want:
+            self._fail(f"expected {want} document(s), got {self.docs}")
+        if self.lines.digest != self.expected["lines_digest"]:
+            self._fail(f"got {self.docs} document(s), but not those of the shard's lines")
+        os.replace(self.tmp, self.final)
+        counts = {"docs": self.docs, "records": self.records, "frames": self.frames}
+        write_json(self.marker, {"source": self.shard.source(), **marker, **counts})
 
     def abort(self) -> None:
         for handle in (self._file, self._parquet):
@@ -152,46 +164,155 @@ class ShardWriter:
         self.tmp.unlink(missing_ok=True)
 
 
-def prepare_output(out_dir: Path, shards: List[Shard], output_format: str, shard_lines: int):
-    """Create or check ``out_dir``; remove temporary files and unmarked shard files of
-    an interrupted run. Returns the markers (parsed) of the shards already done."""
+def shard_file(out_dir: Path, name: str, output_format: str) -> Path:
+    return out_dir / f"{name}.{output_format}"
+
+
+def write_json(path: Path, obj: Dict[str, Any]) -> None:
+    """``obj`` as ``path``, atomically (a marker is either there in full or not at all)."""
+    tmp = path.with_name(f".{path.name}{TMP_SUFFIX}")
+    tmp.write_text(json.dumps(obj) + "\n", encoding="utf8")
+    os.replace(tmp, path)
+
+
+# ------------------------------------------------------------- the directory --------
+def make_output_dir(out_dir: Path) -> None:
+    """Create ``out_dir`` (E339 if it is a file, E318 if it cannot be written)."""
     if out_dir.exists() and not out_dir.is_dir():
-        raise RayAnnotateError(
-            f"--output {out_dir} is a file; --engine ray writes a directory of shards. "
-            "Pass a directory (new or from an earlier run of the same command)."
-        )
+        raise RayAnnotateError(Errors.E339.format(path=out_dir))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise RayAnnotateError(
-            f"Cannot write to {out_dir}: {err.strerror or err}. Check the path and its permissions."
+            Errors.E318.format(path=out_dir, detail=err.strerror or err)
         ) from None
-    manifest = {"format": output_format, "shard_lines": shard_lines}
-    manifest_path = out_dir / MANIFEST
-    if manifest_path.exists():
-        old = json.loads(manifest_path.read_text(encoding="utf8"))
-        if old != manifest:
-            raise RayAnnotateError(
-                f"{out_dir} holds the output of a run with {old} and this run has "
-                f"{manifest}: re-runs must cut the input the same way. Pass the same "
-                "options, or a new output directory."
-            )
-    elif any(p.name.endswith(DONE_SUFFIX) for p in out_dir.iterdir()):
-        raise RayAnnotateError(
-            f"{out_dir} holds shards but no {MANIFEST}. Pass a new output directory."
-        )
-    else:
-        manifest_path.write_text(json.dumps(manifest) + "\n", encoding="utf8")
+
+
+@contextmanager
+def output_lock(out_dir: Path) -> Iterator[None]:
+    """Hold ``out_dir``'s lock file for the block; E322 at once if another run holds it.
+    The lock is the operating system's (``flock``): it goes with the process that held
+    it, so a run that crashed or was killed leaves no stale lock behind."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(out_dir / LOCK), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise RayAnnotateError(Errors.E322.format(path=out_dir, lock=out_dir / LOCK)) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _remove_shard(out_dir: Path, name: str, output_format: str) -> None:
+    # the shard first, then its marker: a marker never outlives its shard unseen
+    shard_file(out_dir, name, output_format).unlink(missing_ok=True)
+    (out_dir / f"{name}{DONE_SUFFIX}").unlink(missing_ok=True)
+
+
+def _read_markers(out_dir: Path) -> Dict[str, Dict[str, Any]]:
+    markers = {}
+    for path in sorted(out_dir.glob(f"*{DONE_SUFFIX}")):
+        try:
+            markers[path.name[: -len(DONE_SUFFIX)]] = json.loads(path.read_text(encoding="utf8"))
+        except (OSError, ValueError):
+            markers[path.name[: -len(DONE_SUFFIX)]] = {}  # unreadable: made by no run we know
+    return markers
+
+
+def _check_manifest(out_dir: Path, manifest: Dict[str, Any], overwrite: bool) -> None:
+    """Refuse (E323) or, with ``overwrite``, clear the output of a run with other
+    options; refuse a directory with markers but no manifest (E324)."""
+    path = out_dir / MANIFEST
+    if path.exists():
+        old = json.loads(path.read_text(encoding="utf8"))
+        if old == manifest:
+            return
+        if not overwrite:
+            raise RayAnnotateError(Errors.E323.format(path=out_dir, old=old, new=manifest))
+        for name in _read_markers(out_dir):
+            _remove_shard(out_dir, name, str(old.get("format", manifest["format"])))
+    elif any(out_dir.glob(f"*{DONE_SUFFIX}")):
+        raise RayAnnotateError(Errors.E324.format(path=out_dir, manifest=MANIFEST))
+    write_json(path, manifest)
+
+
+def _marker_conflict(
+    marker: Dict[str, Any], shard: Optional[Shard], inputs: Set[str], model: Dict[str, str]
+) -> Optional[str]:
+    """Why a done shard can be neither kept nor redone, or ``None``: "model" (made with
+    another model) or "input" (made from a file that is not this shard's input)."""
+    if (marker.get("model") or {}).get("fingerprint") != model["fingerprint"]:
+        return "model"
+    path = (marker.get("source") or {}).get("path")
+    if shard is None:  # past the end of an input that got shorter: dropped, not refused
+        return None if path in inputs else "input"
+    return None if path == shard.path else "input"
+
+
+def prepare_output(
+    out_dir: Path,
+    shards: List[Shard],
+    output_format: str,
+    shard_lines: int,
+    model: Dict[str, str],
+    overwrite: bool = False,
+) -> Dict[int, Dict[str, Any]]:
+    """Check ``out_dir`` (its lock held) against this run and tidy it: remove temporary
+    files, shards without a marker and shards whose input changed (they are redone),
+    and refuse shards made from other inputs or with another model (E320, E321) unless
+    ``overwrite``, which removes them. Returns the markers of the shards kept, by index.
+
+    ``model``: ``name`` (for messages) and ``fingerprint``
+    (:func:`spacy_lisa.loading.pipeline_fingerprint`)."""
+    _check_manifest(out_dir, {"format": output_format, "shard_lines": shard_lines}, overwrite)
+    planned = {s.name: s for s in shards}
+    inputs = {s.path for s in shards}
+    conflicts: List[Tuple[str, str, Dict[str, Any]]] = []
+    redo: List[str] = []
+    done: Dict[int, Dict[str, Any]] = {}
+    for name, marker in _read_markers(out_dir).items():
+        shard = planned.get(name)
+        conflict = _marker_conflict(marker, shard, inputs, model)
+        if conflict is not None:
+            conflicts.append((name, conflict, marker))
+        elif shard is not None and marker.get("source") == shard.source():
+            if shard_file(out_dir, name, output_format).exists():
+                done[shard.index] = marker
+        else:  # its input changed: redo it (or drop it, when past the input's end)
+            redo.append(name)
+    if conflicts and not overwrite:  # refused: nothing in the directory is touched
+        raise RayAnnotateError(_conflict_message(out_dir, conflicts, planned, model))
     for stale in out_dir.glob(f".*{TMP_SUFFIX}"):
         stale.unlink(missing_ok=True)
-    done: Dict[int, Dict[str, Any]] = {}
+    for name in redo + [name for name, _, _ in conflicts]:
+        _remove_shard(out_dir, name, output_format)
     for shard in shards:
-        final = out_dir / f"{shard.name}.{output_format}"
-        marker = out_dir / f"{shard.name}{DONE_SUFFIX}"
-        if marker.exists() and final.exists():
-            done[shard.index] = json.loads(marker.read_text(encoding="utf8"))
-            continue
-        # half-written: nothing of it survives
-        marker.unlink(missing_ok=True)
-        final.unlink(missing_ok=True)
+        if shard.index not in done:  # half-written: nothing of it survives
+            _remove_shard(out_dir, shard.name, output_format)
     return done
+
+
+def _conflict_message(
+    out_dir: Path,
+    conflicts: List[Tuple[str, str, Dict[str, Any]]],
+    planned: Dict[str, Shard],
+    model: Dict[str, str],
+) -> str:
+    name, kind, marker = conflicts[0]
+    source = marker.get("source") or {}
+    if kind == "model":
+        found = (marker.get("model") or {}).get("name", "an unknown model")
+        return Errors.E321.format(
+            path=out_dir, shard=name, found=found, model=model["name"], n=len(conflicts)
+        )
+    shard = planned.get(name)
+    return Errors.E320.format(
+        path=out_dir,
+        shard=name,
+        found=source.get("path", "an unknown input"),
+        expected=shard.path if shard is not None else "no input of this run",
+        n=len(conflicts),
+    )

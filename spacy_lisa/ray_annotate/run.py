@@ -3,13 +3,17 @@ validates, labels and writes the shards."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
+import sys
 import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from ..errors import Errors
+from ..inputs import INVALID_REASONS
 from .actors import Annotator
 from .inputs import RayAnnotateError, Shard, scan_shard, shard_docs
 from .output import ShardWriter
@@ -25,12 +29,47 @@ def connect(address: Optional[str]) -> bool:
     try:
         ray.init(address=address, logging_level=logging.WARNING)
     except (ConnectionError, ValueError, RuntimeError) as err:
-        raise RayAnnotateError(
-            f"Cannot connect to Ray at {address}: {err}. Start a cluster with "
-            "'ray start --head' and pass the address it prints (e.g. 10.0.0.1:6379), or "
-            "leave --address out to start a local one."
-        ) from None
+        raise RayAnnotateError(Errors.E340.format(address=address, detail=err)) from None
     return True
+
+
+def _scan(ray: Any, rows: List[Dict[str, Any]], by_index: Dict[int, Shard], skip_invalid: bool):
+    """The validation pass, in parallel: per shard its documents (count and hash of
+    their lines) and skips, by index. Stops on invalid lines (unless ``skip_invalid``)
+    and on a shard whose input changed since it was planned (E347)."""
+    # reading is light and asks for no CPU: all CPUs can go to the actors (a task asking
+    # for even 0.1 CPU would wait forever for actors holding every CPU)
+    scans = (
+        ray.data.from_items(rows, override_num_blocks=len(rows))
+        .map(scan_shard, num_cpus=0)
+        .take_all()
+    )
+    scans.sort(key=lambda r: r["index"])
+    for scan in scans:
+        shard = by_index[scan["index"]]
+        if scan["fingerprint"] != shard.fingerprint:
+            raise RayAnnotateError(Errors.E347.format(shard=shard.where()))
+    problems = [p for s in scans for p in json.loads(s["problems"])]
+    if problems and not skip_invalid:
+        n_invalid = sum(
+            n for s in scans for r, n in json.loads(s["skipped"]).items() if r in INVALID_REASONS
+        )
+        message = problems[0]
+        if n_invalid > 1:
+            message += f"\n  {n_invalid - 1} more invalid line(s) in the input"
+        raise RayAnnotateError(message)
+    return {s["index"]: {**s, "skipped": json.loads(s["skipped"])} for s in scans}
+
+
+def _check_retries(ray: Any, retries: Dict[str, int]) -> None:
+    """Ray Data restarts actors and retries their tasks without end unless told a limit,
+    which it takes as extra keyword arguments of ``map_batches``: refuse a Ray that no
+    longer does (E327), and limits that are not limits (E348)."""
+    if any(n < 0 for n in retries.values()):
+        raise RayAnnotateError(Errors.E348.format(**retries))
+    params = inspect.signature(ray.data.Dataset.map_batches).parameters.values()
+    if not any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params):
+        raise RayAnnotateError(Errors.E327.format(version=ray.__version__))
 
 
 def run_shards(
@@ -40,98 +79,106 @@ def run_shards(
     stats: Dict[str, Any],
     *,
     model: str,
+    marker: Dict[str, Any],
     output_format: str,
     workers: int,
     worker_cpus: float,
     worker_gpus: float,
     batch_size: Optional[int],
     skip_invalid: bool,
-    ray_args: Dict[str, Any],
+    retries: Dict[str, int],
     bar: Any,
 ) -> int:
-    """Validate, label and write the shards of ``todo``; returns the documents done."""
-    import sys
-
+    """Validate, label and write the shards of ``todo``, each marked with ``marker``
+    (what every shard of the run shares: the model, the output format); returns the
+    documents done. ``retries``: ``max_restarts`` and ``max_task_retries``."""
+    _check_retries(ray, retries)
     rows = [asdict(s) for s in todo]
-    # reading is light and asks for no CPU: all CPUs can go to the actors (a task asking
-    # for even 0.1 CPU would wait forever for actors holding every CPU)
-    scans = (
-        ray.data.from_items(rows, override_num_blocks=len(rows))
-        .map(scan_shard, num_cpus=0)
-        .take_all()
-    )
-    scans.sort(key=lambda r: r["index"])
-    problems = [(p, s["index"]) for s in scans for p in json.loads(s["problems"])]
-    counts = {s["index"]: json.loads(s["skipped"]) for s in scans}
-    n_invalid = sum(n for c in counts.values() for r, n in c.items() if r != "blank")
-    if n_invalid and not skip_invalid:
-        message = problems[0][0][1]
-        if n_invalid > 1:
-            message += f"\n  {n_invalid - 1} more invalid line(s) in the input"
-        raise RayAnnotateError(message)
-    expected = {s["index"]: int(s["docs"]) for s in scans}
     by_index = {s.index: s for s in todo}
+    scans = _scan(ray, rows, by_index, skip_invalid)
     docs = ray.data.from_items(rows, override_num_blocks=len(rows)).flat_map(shard_docs, num_cpus=0)
-    kwargs: Dict[str, Any] = dict(
-        fn_constructor_kwargs={
-            "model": model,
-            "use_gpu": worker_gpus > 0,
-            "batch_size": batch_size,
-            "threads": int(worker_cpus) or 1,
-        },
-        batch_size=batch_size or 64,
-        compute=ray.data.ActorPoolStrategy(size=workers),
-        num_cpus=worker_cpus,
-        num_gpus=worker_gpus or None,
-        batch_format="numpy",
-    )
     with warnings.catch_warnings():
-        # Ray 2.5x deprecates passing actor options such as max_restarts this way but
-        # has no other way yet; without them Ray Data restarts actors without limit
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            ds = docs.map_batches(Annotator, **kwargs, **ray_args)
-        except TypeError:  # a Ray that no longer takes them: its defaults apply
-            ds = docs.map_batches(Annotator, **kwargs)
+        # Ray 2.5x-2.6x deprecates these extra keyword arguments, but has no other way
+        # yet to pass the actors' max_restarts and max_task_retries (checked above)
+        warnings.filterwarnings(
+            "ignore", message=".*ray_remote_args.*", category=DeprecationWarning
+        )
+        ds = docs.map_batches(
+            Annotator,
+            fn_constructor_kwargs={
+                "model": model,
+                "use_gpu": worker_gpus > 0,
+                "batch_size": batch_size,
+                "threads": int(worker_cpus) or 1,
+            },
+            batch_size=batch_size or 64,
+            compute=ray.data.ActorPoolStrategy(size=workers),
+            num_cpus=worker_cpus,
+            num_gpus=worker_gpus or None,
+            batch_format="numpy",
+            **retries,
+        )
     pending = [s.index for s in todo]  # shard indices still to write, in order
     writer: Optional[ShardWriter] = None
     run_docs = 0
 
     def finish(index: int, w: Optional[ShardWriter]) -> None:
         nonlocal run_docs
-        w = w or ShardWriter(out_dir, by_index[index], output_format, expected[index])
-        w.close({"skipped": counts[index]})
+        w = w or ShardWriter(out_dir, by_index[index], output_format, scans[index])
+        skipped = scans[index]["skipped"]
+        w.close({**marker, "skipped": skipped})
         stats["docs"] += w.docs
         stats["records"] += w.records
         stats["frames"] += w.frames
-        for reason, n in counts[index].items():
+        for reason, n in skipped.items():
             stats["skipped"][reason] += n
         stats["shards_written"] += 1
         run_docs += w.docs
 
-    total = sum(expected.values())
+    total = sum(s["docs"] for s in scans.values())
     with bar(total=total, unit="doc", delay=1.0, mininterval=0.5, file=sys.stderr) as progress:
         try:
             for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
-                for shard, line, record, frames in zip(
-                    batch["shard"], batch["line"], batch["record"], batch["frames"], strict=True
+                for shard, line, records, frames in zip(
+                    batch["shard"], batch["line"], batch["records"], batch["frames"], strict=True
                 ):
                     shard = int(shard)
                     while pending[0] != shard:  # earlier shards are complete (in order)
-                        finish(pending.pop(0), writer)
+                        finish(pending[0], writer)
+                        pending.pop(0)
                         writer = None
                     if writer is None:
-                        writer = ShardWriter(
-                            out_dir, by_index[shard], output_format, expected[shard]
-                        )
-                    before = writer.docs
-                    writer.write(int(line), str(record), int(frames))
-                    progress.update(writer.docs - before)
+                        writer = ShardWriter(out_dir, by_index[shard], output_format, scans[shard])
+                    writer.write(int(line), str(records), int(frames))
+                    progress.update(1)
             while pending:
-                finish(pending.pop(0), writer)
+                finish(pending[0], writer)
+                pending.pop(0)
                 writer = None
-        except BaseException:
+        except BaseException as err:
             if writer is not None:
                 writer.abort()
+            if isinstance(err, Exception) and not isinstance(err, RayAnnotateError):
+                raise _stopped(err, [by_index[i] for i in pending], retries) from err
             raise
     return run_docs
+
+
+def _stopped(err: Exception, unfinished: List[Shard], retries: Dict[str, int]) -> RayAnnotateError:
+    """The error of a run that Ray gave up on (a worker that kept dying, a batch that
+    kept failing): the shards left unfinished, first the one being written."""
+    # the first line: Ray's own messages go on for lines (actor ids, pids, advice)
+    detail = next((line.strip() for line in str(err).splitlines() if line.strip()), "")
+    names = ", ".join(s.name for s in unfinished[1:6])
+    more = f"; not finished either: {names}" if names else ""
+    if len(unfinished) > 6:
+        more += f" and {len(unfinished) - 6} more"
+    return RayAnnotateError(
+        Errors.E326.format(
+            shard=unfinished[0].where(),
+            more=more,
+            error=type(err).__name__,
+            detail=detail[:300],
+            **retries,
+        )
+    )

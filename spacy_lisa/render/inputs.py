@@ -52,7 +52,7 @@ def doc_name(doc: Doc) -> str:
     return text[:40] + ("..." if len(text) > 40 else "")
 
 
-def doc_parse(doc: Doc) -> Optional[DocParse]:
+def parse_to_draw(doc: Doc) -> Optional[DocParse]:
     """The parse to draw: ``doc._.srl_parse`` (validated), else the Doc's own."""
     n = len(doc)
     parse = doc._.srl_parse
@@ -121,4 +121,4 @@ def label_attention(doc: Doc) -> Optional[LabelAttention]:
     return LabelAttention([str(h) for h in heads], rows)
 
 
-__all__ = ["DocParse", "LabelAttention", "as_docs", "doc_name", "doc_parse", "label_attention"]
+__all__ = ["DocParse", "LabelAttention", "as_docs", "doc_name", "parse_to_draw", "label_attention"]

@@ -12,7 +12,7 @@ from spacy.tokens import Doc, Span
 from ..formats import IndexedFrame, frames_by_sentence
 from ..frames import SRLFrame, has_srl_annotation
 from .colors import Palette, heatmap_color, heatmap_peak, label_order, role_classes
-from .inputs import DocParse, LabelAttention, doc_parse, label_attention
+from .inputs import DocParse, LabelAttention, label_attention, parse_to_draw
 from .layout import ArcLayout, column_widths, grid_columns, head_width, layout_arcs, shown
 
 NO_PARSE_NOTE = "No dependency arcs: the doc has no doc._.srl_parse and no parse of its own."
@@ -269,7 +269,7 @@ def section(
 
 
 def figure(doc: Doc, d: int, palette: Palette, *, show_parse: bool, show_attention: bool) -> Figure:
-    parse = doc_parse(doc) if show_parse else None
+    parse = parse_to_draw(doc) if show_parse else None
     attention = label_attention(doc) if show_attention else None
     rtl = doc.vocab.writing_system.get("direction") == "rtl"
     annotated = has_srl_annotation(doc)

@@ -1,0 +1,58 @@
+"""Loading a trained pipeline for labelling (``predict``, ``render``, ``evaluate``, the
+Ray workers), and telling two pipelines apart without loading them."""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import metadata
+from pathlib import Path
+
+import spacy
+from spacy.language import Language
+
+from .device import select_device
+from .errors import Errors
+from .inputs import UserError
+
+
+def load_model(model: str, gpu_id: int) -> Language:
+    """Load ``model`` (on GPU ``gpu_id`` when >= 0); a UserError if it cannot be: E317,
+    or :class:`~.device.DeviceError` (E450-E454) when the GPU cannot be used."""
+    select_device(gpu_id)
+    try:
+        return spacy.load(model)
+    except (OSError, ValueError) as err:
+        raise UserError(Errors.E317.format(model=model, detail=str(err).splitlines()[0])) from None
+
+
+def load_pipeline(model: str, gpu_id: int) -> Language:
+    """:func:`load_model`, then check the pipeline has a ``lisa_srl`` (E314)."""
+    nlp = load_model(model, gpu_id)
+    if not any(nlp.get_pipe_meta(name).factory == "lisa_srl" for name in nlp.pipe_names):
+        raise UserError(Errors.E314.format(model=model, pipes=", ".join(nlp.pipe_names) or "none"))
+    return nlp
+
+
+def pipeline_fingerprint(model: str) -> str:
+    """What ``model`` names, as a string that changes when the pipeline does: for a
+    directory, a hash of its files' names and contents (the same pipeline copied
+    elsewhere keeps it, a retrained one does not); for an installed package, its name
+    and version; else the name itself."""
+    path = Path(model).expanduser()
+    if path.is_dir():
+        digest = hashlib.blake2b(digest_size=16)
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            # name and size first: the files' bytes cannot run into one another
+            name = file.relative_to(path).as_posix().encode("utf8")
+            digest.update(name + b"\0" + file.stat().st_size.to_bytes(8, "little"))
+            with open(file, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(chunk)
+        return f"directory:{digest.hexdigest()}"
+    try:
+        return f"package:{model}=={metadata.version(model)}"
+    except metadata.PackageNotFoundError:
+        return f"name:{model}"
+
+
+__all__ = ["load_model", "load_pipeline", "pipeline_fingerprint"]
