@@ -9,8 +9,8 @@ with the EWT-style tokenizer (and ``lisa_split_its``, which splits "its" where i
 The result is what ``spacy package`` turns into ``en_lisa_srl_ewt_cpu`` /
 ``en_lisa_srl_ewt_trf``. ``lisa_srl`` follows the parser's parse there
 (``parse_source="auto"``), unless ``--parse-source model`` keeps it on its own parse
-(for a ``lisa_srl`` whose own parse is better than the parser's: the transformer's UAS
-on EWT dev is about 89 against the parser's 83); either way it takes the lemmatiser's
+(for a ``lisa_srl`` whose own parse is better than the parser's: the transformer's own
+parse beats the project parser's on EWT dev, BENCHMARKS.md); either way it takes the lemmatiser's
 lemmas where its own lemma has no roleset candidates, and its windows are the parser's
 sentences.
 """
@@ -29,8 +29,17 @@ PARSER_COMPONENTS = ("tok2vec", "tagger", "morphologizer", "parser", "trainable_
 EWT_TOKENIZER = {"@tokenizers": "spacy-lisa.EWTTokenizer.v1"}
 
 
-def assemble(srl_path: Path, parser_path: Path, *, ewt_tokenizer: bool = True) -> spacy.Language:
-    nlp = spacy.load(srl_path)
+def assemble(
+    srl_path: Path,
+    parser_path: Path,
+    *,
+    ewt_tokenizer: bool = True,
+    parse_source: str = "auto",
+) -> spacy.Language:
+    # the option through the pipeline's config, so that config.cfg and the component
+    # agree on the parse it follows (loading decides options from the config)
+    overrides = {"components": {"lisa_srl": {"parse_source": parse_source}}}
+    nlp = spacy.load(srl_path, config=overrides)
     parser_nlp = spacy.load(parser_path)
     share_vectors(nlp, parser_nlp)
     first = nlp.pipe_names[0]
@@ -52,10 +61,12 @@ def assemble(srl_path: Path, parser_path: Path, *, ewt_tokenizer: bool = True) -
 
 
 def share_vectors(nlp: spacy.Language, parser_nlp: spacy.Language) -> None:
-    """One table of static vectors for both: the parser's Tok2Vec (configs/parser.cfg
-    reads the distilled MiniLM vectors) and lisa_cpu's read the same
-    ``training/minilm_vectors``; lisa_trf reads none, so it takes the parser's. Two
-    different tables cannot share one vocab: that is an error, not a silent swap."""
+    """The parser's static vectors in the assembled vocab: its Tok2Vec
+    (configs/parser.cfg) reads the distilled MiniLM vectors from there. A lisa_srl whose
+    vectors are its own (spacy-lisa.MultiHashEmbed.v1: configs/lisa_cpu.cfg) or that
+    reads none (lisa_trf) has no table in its vocab and takes the parser's. One trained
+    on the shared table (spaCy's MultiHashEmbed with static vectors) must find the same
+    table: two different ones cannot share one vocab, an error, not a silent swap."""
     ours, theirs = nlp.vocab.vectors, parser_nlp.vocab.vectors
     if theirs.shape[0] == 0:
         return
@@ -89,8 +100,12 @@ def main() -> None:
         help="the parse lisa_srl follows: the parser's (auto) or its own (model)",
     )
     args = parser.parse_args()
-    nlp = assemble(args.srl, args.parser, ewt_tokenizer=not args.default_tokenizer)
-    nlp.get_pipe("lisa_srl").parse_source = args.parse_source
+    nlp = assemble(
+        args.srl,
+        args.parser,
+        ewt_tokenizer=not args.default_tokenizer,
+        parse_source=args.parse_source,
+    )
     if args.name:
         nlp.meta["name"] = args.name
     nlp.meta["description"] = (

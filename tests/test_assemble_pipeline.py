@@ -49,3 +49,26 @@ def test_a_parser_without_vectors_changes_nothing():
     srl = _with_vectors({"cat": [1.0, 2.0]})
     _script().share_vectors(srl, spacy.blank("en"))
     assert srl.vocab.vectors.n_keys == 1
+
+
+def test_assembled_parse_source_is_in_the_config_and_the_component(tmp_path: Path) -> None:
+    """--parse-source model: the assembled pipeline's config.cfg and its lisa_srl agree,
+    before and after saving, and the reloaded pipeline follows its own parse."""
+    import srsly
+    from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
+
+    srl = train_tiny_pipeline(TEXT_SENTENCES, TINY_MODEL, steps=2)
+    srl.to_disk(tmp_path / "srl")
+    parser = spacy.blank("en")
+    parser.add_pipe("sentencizer")
+    parser.to_disk(tmp_path / "parser")
+    nlp = _script().assemble(tmp_path / "srl", tmp_path / "parser", parse_source="model")
+    assert nlp.get_pipe("lisa_srl").parse_source == "model"
+    assert nlp.config["components"]["lisa_srl"]["parse_source"] == "model"
+    nlp.to_disk(tmp_path / "assembled")
+    config = spacy.util.load_config(tmp_path / "assembled" / "config.cfg")
+    assert config["components"]["lisa_srl"]["parse_source"] == "model"
+    assert srsly.read_json(tmp_path / "assembled" / "lisa_srl" / "cfg")["parse_source"] == "model"
+    reloaded = spacy.load(tmp_path / "assembled")
+    assert reloaded.get_pipe("lisa_srl").parse_source == "model"
+    assert reloaded("John sold the car to Mary .")._.srl_parse_source == "model"
