@@ -10,7 +10,16 @@ CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.cfg")
 
 def test_configs_are_found():
     names = {path.stem for path in CONFIGS}
-    assert {"lisa_cpu", "lisa_trf", "sa_cpu", "parser", "lisa_lan", "lisa_lal", "lisa_rel"} <= names
+    assert {
+        "lisa_cpu",
+        "lisa_trf",
+        "lisa_trf_marked",
+        "sa_cpu",
+        "parser",
+        "lisa_lan",
+        "lisa_lal",
+        "lisa_rel",
+    } <= names
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)

@@ -47,7 +47,8 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "3000",
     ]
     spacy = [sys.executable, "-m", "spacy", "project", "run"]
-    for step in ("convert", "vectors", "train-parser", "train", "evaluate", "package"):
+    # train-cpu: the parser and lisa_cpu side by side, as the `all` workflow runs them
+    for step in ("convert", "vectors", "train-cpu", "evaluate", "package"):
         _run(spacy + [step, ".", *overrides], project)
     # distillation, with the smoke run's lisa_cpu standing in for the transformer teacher
     distill = ["--vars.trf_config", "lisa_cpu", "--vars.distill_max_steps", "6"]
