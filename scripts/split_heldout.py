@@ -49,6 +49,12 @@ def main(
         held = is_heldout(doc.user_data[DOC_ID], share)
         (heldout if held else fit).add(doc)
         doc_ids[held].add(doc.user_data[DOC_ID])
+    if not len(fit) or not len(heldout):
+        raise SystemExit(
+            f"{source}: {len(doc_ids[False] | doc_ids[True])} documents give "
+            f"{len(doc_ids[False])} to train on and {len(doc_ids[True])} held out at "
+            f"--share {share}: both need at least one. Use more data or another share."
+        )
     fit.to_disk(fit_output)
     heldout.to_disk(heldout_output)
     print(
