@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import Errors
 
@@ -174,6 +174,17 @@ def text_document(line: int, text: str, id_: Any = None) -> Union[InputDoc, Inpu
     return InputDoc(line, text, id_) if text.strip() else InputSkip(line, EMPTY_TEXT)
 
 
+def unpaired_surrogate(text: str) -> Optional[Tuple[str, int]]:
+    """``("\\ud800", position)`` of the first unpaired UTF-16 surrogate in ``text`` (JSON
+    can carry one alone: it is not a character, and no UTF-8 output can hold it), or
+    None."""
+    try:
+        text.encode("utf8")
+    except UnicodeEncodeError as err:
+        return f"\\u{ord(text[err.start]):04x}", err.start
+    return None
+
+
 def parse_line(raw: bytes, line: int, fmt: InputFormat, name: str) -> InputItem:
     """One input line (endings removed) as a document, a skip or a problem."""
     try:
@@ -199,6 +210,9 @@ def parse_line(raw: bytes, line: int, fmt: InputFormat, name: str) -> InputItem:
         problem = 'the object has no "text" field'
     elif not isinstance(obj["text"], str):
         problem = f'"text" is {type(obj["text"]).__name__}, not a string'
+    elif (surrogate := unpaired_surrogate(obj["text"])) is not None:
+        code, pos = surrogate
+        problem = f'"text" holds an unpaired UTF-16 surrogate ({code} at character {pos})'
     if problem is not None:
         return InputProblem(line, Errors.E311.format(path=name, line=line, problem=problem))
     return text_document(line, obj["text"], obj.get("id"))

@@ -76,6 +76,12 @@ def test_parse_line() -> None:
     assert problem.reason == "bad_object"
     problem = parse_line(b"{x", 5, InputFormat.jsonl, "f")
     assert isinstance(problem, InputProblem) and problem.reason == "invalid_json"
+    # JSON can carry a lone surrogate, which is not text (no UTF-8 output can hold it)
+    problem = parse_line(b'{"text": "a\\ud800b"}', 6, InputFormat.jsonl, "f")
+    assert isinstance(problem, InputProblem) and problem.reason == "bad_object"
+    assert "unpaired UTF-16 surrogate (\\ud800 at character 1)" in problem.message
+    pair = parse_line(b'{"text": "a\\ud83d\\ude00"}', 7, InputFormat.jsonl, "f")
+    assert pair == InputDoc(7, "a\U0001f600")  # a surrogate pair is one character
 
 
 def test_empty_text_is_one_rule_for_jsonl_and_table_rows() -> None:

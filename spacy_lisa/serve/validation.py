@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import Errors
-from ..inputs import InputSkip, text_document
+from ..inputs import InputSkip, text_document, unpaired_surrogate
 from .schemas import AnnotateRequest
 from .settings import ServeSettings
 
@@ -121,12 +121,11 @@ def check_text(field: str, text: str, settings: ServeSettings) -> None:
         raise RequestError(
             413, Errors.E406.format(field=field, n=len(text), limit=settings.max_chars)
         )
-    try:
-        text.encode("utf8")
-    except UnicodeEncodeError as err:
+    surrogate = unpaired_surrogate(text)
+    if surrogate is not None:
         # JSON may carry "\ud800" alone: not a character, and not encodable in a reply
-        code = f"\\u{ord(text[err.start]):04x}"
-        raise RequestError(422, Errors.E410.format(field=field, code=code, pos=err.start)) from None
+        code, pos = surrogate
+        raise RequestError(422, Errors.E410.format(field=field, code=code, pos=pos))
 
 
 def validation_error(errors: Sequence[Mapping[str, Any]]) -> RequestError:
