@@ -42,6 +42,6 @@ for run in $runs; do
 done
 wait
 for run in $runs; do
-  echo "== ${run%%:*} (${run##*:} steps)"
-  grep -E "^[0-9:]+ +[0-9]+ +[0-9]+ " "$out/${run%%:*}.log" | tail -5
+  echo "== ${run%%:*} (${run##*:} steps): dev SRL F1 by step"
+  python benchmarks/training_curve.py "$out/${run%%:*}.log" --score SRL_F
 done
