@@ -1,5 +1,6 @@
-"""Words per second through ``nlp.pipe`` (issue 14): a ``lisa_srl`` pipeline end to end
-against the project's spaCy tagger+parser pipeline, and both in one pipeline.
+"""Words per second through ``nlp.pipe`` (BENCHMARKS.md, Prediction speed): a ``lisa_srl``
+pipeline end to end against the project's spaCy tagger+parser pipeline, and both in one
+pipeline.
 
 Pipelines, all on the same texts (EWT dev sentences from ``corpus/dev.spacy``, one text
 per sentence), ``nlp.pipe(texts, batch_size=64)`` in one process:
@@ -50,7 +51,7 @@ from spacy.language import Language
 from spacy.tokens import DocBin
 
 import spacy_lisa  # noqa: F401  (registers the lisa_srl factory)
-from spacy_lisa.msgpack_codecs import uncached_msgpack_codecs
+from spacy_lisa.msgpack_codecs import cache_msgpack_codecs, uncached_msgpack_codecs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -175,6 +176,7 @@ def main() -> None:
         return
     if args.n_process > 1:
         n = args.n_process
+        cache_msgpack_codecs()  # as spacy-lisa predict -n 2+ does in its own process
         fns = {
             "lisa_np1": lambda: run_pipe(lisa, texts, batch),
             f"lisa_np{n}": lambda: run_pipe(lisa, texts, batch, n),

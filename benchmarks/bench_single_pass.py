@@ -110,7 +110,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     torch.manual_seed(0)
-    # the sizes BENCHMARKS.md reports for this benchmark (LISA.v1's defaults until 11-23)
+    # the sizes BENCHMARKS.md reports for this benchmark (LISA.v1's defaults until commit 5520585)
     lisa = LisaTorchModel(
         N_IN,
         N_TAGS,

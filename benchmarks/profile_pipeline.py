@@ -1,5 +1,5 @@
-"""Where ``nlp.pipe`` spends its time in a ``lisa_srl`` pipeline (issue 14): share of
-wall time per stage on EWT dev sentences, as a small table.
+"""Where ``nlp.pipe`` spends its time in a ``lisa_srl`` pipeline (BENCHMARKS.md, Prediction
+speed): share of wall time per stage on EWT dev sentences, as a small table.
 
 Stages are timed by thin wrappers around the functions that implement them (self time:
 a stage's time excludes the stages it calls), so the figures carry little overhead:

@@ -1,5 +1,5 @@
-"""Where the raw-text score of a packaged pipeline goes (issue 12): SRL F1 on EWT dev
-with gold tokens and gold sentences, with the pipeline's tokens and gold sentences
+"""Where the raw-text score of a packaged pipeline goes (BENCHMARKS.md, Raw text): SRL F1
+on EWT dev with gold tokens and gold sentences, with the pipeline's tokens and gold sentences
 (the segmentation oracle: each gold sentence's text through the pipeline alone), and on
 raw document text (the pipeline tokenises, segments and parses), one after the other,
 ``lisa_srl`` following the same parse in all three: the pipeline's parser

@@ -1,7 +1,8 @@
-"""Where a model's roleset (sense) errors come from (issue 13), on the predicates it found:
-EWT dev with gold tokens and sentences, the model's own parse (what ``spacy-lisa evaluate
-MODEL DEV --parse model`` scores as ``srl_sense_acc``). Each predicted predicate that
-starts where a gold predicate with a roleset starts falls in one bucket:
+"""Where a model's roleset (sense) errors come from (BENCHMARKS.md, Senses), on the
+predicates it found: EWT dev with gold tokens and sentences, the model's own parse (what
+``spacy-lisa evaluate MODEL DEV --parse model`` scores as ``srl_sense_acc``). Each
+predicted predicate that starts where a gold predicate with a roleset starts falls in one
+bucket:
 
 - right: the predicted roleset is the gold one;
 - wrong lemma: the predicted roleset's lemma part differs from the gold one's (the lemma

@@ -1,5 +1,5 @@
-"""How well a pipeline splits raw text into sentences (issue 12): precision, recall and
-F1 of its sentence starts against EWT's on the dev documents' raw text.
+"""How well a pipeline splits raw text into sentences (BENCHMARKS.md, Raw text): precision,
+recall and F1 of its sentence starts against EWT's on the dev documents' raw text.
 
 Each gold document's text is rebuilt from its sentences as ``spacy-lisa evaluate --raw``
 rebuilds it (:func:`spacy_lisa.raw_evaluation.group_documents`), run through each

@@ -1,4 +1,4 @@
-"""Dev F1 against training time on this machine, for comparing recipes (issue 11: pick
+"""Dev F1 against training time on this machine, for comparing recipes (e.g. to pick
 the transformer default by dev F1 per CPU-hour).
 
 Training runs share the box with other work, so their wall times are not figures. This

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Label-attention ablation (issue 6): train each config with the same budget and seed,
+# Label-attention ablation (BENCHMARKS.md): train each config with the same budget and seed,
 # evaluate with the model's own parse and the gold parse, and write one markdown table.
 # Usage: scripts/ablate.sh "TRAIN_OVERRIDES" CONFIG...
 #   e.g. scripts/ablate.sh "--training.max_steps 600" sa_cpu lisa_cpu lisa_lan lisa_lal lisa_rel

@@ -373,8 +373,8 @@ class _ModelErrors:
     )
     E170 = (
         "The LISA model was asked for the marked roles stage, but it was built with "
-        "predicate_encoding = \"single_pass\" and has no predicate marker. Set "
-        "predicate_encoding = \"marked\" or \"marked_upper\" in [components.lisa_srl.model] "
+        'predicate_encoding = "single_pass" and has no predicate marker. Set '
+        'predicate_encoding = "marked" or "marked_upper" in [components.lisa_srl.model] '
         "and train it."
     )
     E171 = (
@@ -383,8 +383,8 @@ class _ModelErrors:
     )
     E172 = (
         "The transformer of spacy-lisa.TransformerTok2Vec.v1 has no token types "
-        "(type_vocab_size = {n_types}), so predicate_encoding = \"marked\" cannot mark the "
-        "predicate in its input. Use predicate_encoding = \"marked_upper\" (the mark at "
+        '(type_vocab_size = {n_types}), so predicate_encoding = "marked" cannot mark the '
+        'predicate in its input. Use predicate_encoding = "marked_upper" (the mark at '
         "the LISA encoder's input only) or a BERT-style model with two token types."
     )
     E173 = (

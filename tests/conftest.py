@@ -31,3 +31,24 @@ def ewt_dir():
             pytest.fail(message)
         pytest.skip(message)
     return path.resolve()
+
+
+SETUP_HINT = (
+    "Chromium is not installed. Run the project's set-up command, `make install` (it "
+    "installs the Debian packages: apt-get update && apt-get install -y chromium "
+    "chromium-driver)."
+)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Headless Chromium (Debian's package, as `make install` installs it) for the
+    browser tests: missing, it skips locally and FAILS in CI (``CI=true``)."""
+    import shutil
+
+    path = shutil.which("chromium")
+    if path is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(SETUP_HINT)
+        pytest.skip(SETUP_HINT)
+    return path

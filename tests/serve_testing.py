@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -17,26 +16,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-NAMES = ["John", "Mary", "Tom", "Anna", "The company", "She", "Our neighbour", "Bob"]
-VERBS = ["sold", "bought", "gave", "found", "saw", "said"]
-OBJECTS = ["the car", "a book", "flowers", "its shares", "a house", "the old bike"]
-TAILS = ["to Mary", "yesterday", "last year", "", "in Paris"]
-
 # nothing between the tests and 127.0.0.1, whatever http_proxy says
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def make_texts(n: int, seed: int = 0) -> List[str]:
-    """``n`` generated documents, some of two sentences."""
-    rng = random.Random(seed)
-    texts = []
-    for i in range(n):
-        parts = [rng.choice(NAMES), rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(TAILS)]
-        text = " ".join(p for p in parts if p) + "."
-        if i % 7 == 3:
-            text += " Nice weather today."
-        texts.append(text)
-    return texts
 
 
 class Reply:

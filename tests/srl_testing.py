@@ -201,3 +201,25 @@ def tiny_lisa_torch(n_in: int, n_tags: int, n_deps: int, n_roles: int, **options
     parts = {k: options.pop(k) for k in TORCH_MODULE_OPTIONS if k in options}
     sizes = LisaSizes(**{**TINY_TORCH_SIZES, **options})
     return LisaTorchModel(n_in, n_tags, n_deps, n_roles, sizes, **parts)
+
+
+# generated documents for the batch-prediction tests (predict, Ray, serve)
+NAMES = ["John", "Mary", "Tom", "Anna", "The company", "She", "Our neighbour", "Bob"]
+VERBS = ["sold", "bought", "gave", "found", "saw", "said"]
+OBJECTS = ["the car", "a book", "flowers", "its shares", "a house", "the old bike"]
+TAILS = ["to Mary", "yesterday", "last year", "", "in Paris"]
+
+
+def make_texts(n: int, seed: int = 0) -> List[str]:
+    """``n`` generated documents, some of two sentences."""
+    import random
+
+    rng = random.Random(seed)
+    texts = []
+    for i in range(n):
+        parts = [rng.choice(NAMES), rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(TAILS)]
+        text = " ".join(p for p in parts if p) + "."
+        if i % 7 == 3:
+            text += " Nice weather today."
+        texts.append(text)
+    return texts

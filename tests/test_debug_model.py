@@ -1,4 +1,4 @@
-"""`spacy debug model` runs on the lisa_srl component (issue 16): the LISA model takes a
+"""`spacy debug model` runs on the lisa_srl component: the LISA model takes a
 plain list of Docs as well as the component's LisaBatch."""
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ def test_viterbi_batch_rejects_bad_lengths() -> None:
         viterbi_decode_batch(np.full((1, 3, 3), np.nan), [2], ("O", "B-A", "I-A"))
 
 
-# ------------------------------------------------------------------ batch decoding (issue 14)
+# ------------------------------------------------------------------ batch decoding
 CONLL05_LABELS = ("O",) + tuple(
     f"{p}-{r}"
     for r in (
@@ -276,7 +276,7 @@ CONLL05_LABELS = ("O",) + tuple(
 def reference_viterbi_batch(
     scores: np.ndarray, lengths: Sequence[int], labels: Sequence[str], trans=None, start=None
 ) -> List[List[int]]:
-    """The decoder before issue 14, kept as the reference: a dense ``[F, L, L]`` max over
+    """The decoder before commit 2f18983, kept as the reference: a dense ``[F, L, L]`` max over
     every previous label, one frame at a time (same tie-breaking: lowest label id)."""
     trans_mask, start_mask = _bio_masks(tuple(labels))
     full = trans_mask + (0.0 if trans is None else np.maximum(np.asarray(trans, "d"), -1e30))
@@ -441,7 +441,7 @@ def test_paths_to_spans_equals_bio_to_spans(seed: int) -> None:
 
 
 def reference_frames(scores, positions, lengths, offsets, labels, decoding, trans, start, weight):
-    """``lisa_srl._annotate_group``'s frame loop before issue 14, as the reference."""
+    """``lisa_srl._annotate_group``'s frame loop before commit 38431e7, as the reference."""
     shifted = scores - scores.max(axis=-1, keepdims=True)
     logp = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
     # the predicate token may only be B-V / I-V (a role across it would be dropped)

@@ -1,5 +1,5 @@
 """``spacy-lisa predict --engine ray`` / :func:`spacy_lisa.annotate_ray` on a real local
-Ray cluster (one per session) and, once, on a cluster started with ``ray start --head``
+Ray cluster (one per pytest run) and, once, on a cluster started with ``ray start --head``
 and reached by its address, with a tiny ``lisa_srl`` pipeline trained here.
 
 Faults are injected from here: the run's actor class is swapped (monkeypatch) for a
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import signal
 import socket
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
+from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
@@ -45,24 +44,6 @@ CRASH_ID = "crash-me"
 
 TRAIN = TEXT_SENTENCES
 
-NAMES = ["John", "Mary", "Tom", "Anna", "The company", "She", "Our neighbour", "Bob"]
-VERBS = ["sold", "bought", "gave", "found", "saw"]
-OBJECTS = ["the car", "a book", "flowers", "its shares", "a house", "the old bike"]
-TAILS = ["to Mary", "yesterday", "last year", "", "in Paris"]
-
-
-def make_texts(n: int, seed: int = 0) -> List[str]:
-    """``n`` generated documents, some of two sentences."""
-    rng = random.Random(seed)
-    texts = []
-    for i in range(n):
-        parts = [rng.choice(NAMES), rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(TAILS)]
-        text = " ".join(p for p in parts if p) + "."
-        if i % 7 == 3:
-            text += " Nice weather today."
-        texts.append(text)
-    return texts
-
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -75,7 +56,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
-    """One local Ray cluster (2 CPUs) for the session, always shut down."""
+    """One local Ray cluster (2 CPUs) for the pytest run, always shut down."""
     try:
         ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
         yield
@@ -509,7 +490,7 @@ def ray_head(tmp_path: Path) -> Iterator[str]:
     """A cluster started as a user would, ``ray start --head``, in a process of its own
     and process group (``--block``), stopped by signalling that group: its processes and
     only them (``ray stop`` would stop every Ray process of this user on the machine,
-    the session's cluster and other people's runs included)."""
+    the pytest run's cluster and other people's runs included)."""
     port = _free_port()
     ray_cli = Path(sys.executable).with_name("ray")
     # a temp dir of its own: the cluster's address file must not outlive it in /tmp/ray,

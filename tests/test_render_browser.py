@@ -11,8 +11,6 @@ stop running there.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import struct
 import subprocess
 import zlib
@@ -28,11 +26,6 @@ from spacy.tokens import Doc
 from spacy_lisa.frames import set_srl_frames
 from spacy_lisa.render import render
 
-SETUP_HINT = (
-    "Chromium is not installed. Run the project's set-up command, `make install` (it "
-    "installs the Debian packages: apt-get update && apt-get install -y chromium "
-    "chromium-driver)."
-)
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -44,16 +37,6 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
     "--hide-scrollbars",
 ]
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    path = shutil.which("chromium")
-    if path is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(SETUP_HINT)
-        pytest.skip(SETUP_HINT)
-    return path
 
 
 def run_chromium(chromium: str, page: Path, tmp: Path, *extra: str) -> str:

@@ -22,7 +22,6 @@ from serve_testing import (
     Reply,
     in_background,
     in_threads,
-    make_texts,
     metric,
     post_json,
     request,
@@ -30,7 +29,7 @@ from serve_testing import (
     start_server,
     wait_for,
 )
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
+from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app

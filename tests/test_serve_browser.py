@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
 import struct
 import subprocess
 import time
@@ -22,7 +20,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 from serve_testing import post_json, start_server
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
-from test_render_browser import CHROMIUM_FLAGS, SETUP_HINT, dom_elements, png_info
+from test_render_browser import CHROMIUM_FLAGS, dom_elements, png_info
 
 pytest.importorskip("fastapi")
 sync_client = pytest.importorskip("websockets.sync.client")
@@ -30,16 +28,6 @@ sync_client = pytest.importorskip("websockets.sync.client")
 pytestmark = pytest.mark.slow
 
 SENTENCE = "John sold the car to Mary. She said she would come."
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    path = shutil.which("chromium")
-    if path is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(SETUP_HINT)
-        pytest.skip(SETUP_HINT)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +80,7 @@ def png_pixels(path: Path) -> List[Tuple[int, int, int]]:
 
 class DevTools:
     """The few DevTools commands the test needs, over one websocket to the browser,
-    with one page attached (flat session)."""
+    with one page attached (DevTools' flat mode)."""
 
     def __init__(self, ws: Any) -> None:
         self.ws = ws

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Iterator, Tuple
 
 import pytest
-from serve_testing import ServerProcess, in_threads, make_texts, post_json, request
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
+from serve_testing import ServerProcess, in_threads, post_json, request
+from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
 
 from spacy_lisa.cli.predict import predict
 

@@ -56,7 +56,7 @@ class LisaSizes:
     detach_frame_heads: bool = False
     # "separate": the roleset classifier on its own MLP, reading the states detached and
     # drawing nothing from the model's random stream (SRL as without it); "shared": on
-    # the lemma/UPOS classifiers' MLP (pipelines trained before 2026-11-25 session 3)
+    # the lemma/UPOS classifiers' MLP (pipelines trained before commit 8e3d5ae, 2026-11-25)
     sense_head: str = "shared"
     # "single_pass": one encoding per sentence scores the roles of all its predicates;
     # "marked": stage 1 (tags, predicates, parse, senses) as single pass, then each

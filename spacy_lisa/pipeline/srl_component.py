@@ -288,7 +288,7 @@ class LisaSRL(TrainablePipe):
     - ``transition_weight``: scale of the transition log-probabilities against the
       model's per-token log-probabilities in Viterbi decoding. The per-token scores are
       posteriors that already hold each tag's prior, so full-weight transitions count it
-      twice and cost recall (EWT dev, BENCHMARKS.md: 0.25-0.5 beat both 0 and 1).
+      twice and cost recall (BENCHMARKS.md, Decoding).
     - ``write_pos``: set ``token.tag_`` from the joint POS/predicate classifier where empty.
     - ``max_length``: longest window (tokens) the encoder sees; longer sentences are split
       into windows (warning W001, once), attention and parse do not cross them.

@@ -20,7 +20,7 @@ from .output import ShardWriter
 
 
 def connect(address: Optional[str]) -> bool:
-    """Connect to Ray (``address``, a running session, ``RAY_ADDRESS`` or a new local
+    """Connect to Ray (``address``, Ray already initialised here, ``RAY_ADDRESS`` or a new local
     cluster); True when this call started it."""
     import ray
 

@@ -1,4 +1,4 @@
-"""Prediction runs the encoder's token-wise layers on the real tokens only (issue 14):
+"""Prediction runs the encoder's token-wise layers on the real tokens only (d818063):
 :class:`~spacy_lisa.models.attention.Packing`, and the LISA module's outputs in eval mode
 equal those of the padded computation (up to float rounding), for every option."""
 

@@ -1,4 +1,4 @@
-"""The prediction speed-ups of issue 14 change no output: a saved pipeline writes the same
+"""The prediction speed-ups (718e912, d818063) change no output: a saved pipeline writes the same
 frames, parse, POS and spans with them as without them (packed encoder rows, tok2vec
 matmuls on torch, the longer model calls, per-frame Viterbi candidates, the doc's parse
 read as arrays and its head scores left out), on its own parse and on a given one."""
@@ -46,7 +46,7 @@ def outputs(nlp, texts: List[str]) -> List[Any]:
 
 
 def without_speedups(stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The prediction path as it was before issue 14's changes."""
+    """The prediction path as it was before the speed-ups."""
     patch = stack.enter_context(monkeypatch.context())
     patch.setattr(LisaTorchModel, "_packing", lambda self, mask: None)
     patch.setattr(gemm_ops, "_torch_gemm_on", lambda: False)

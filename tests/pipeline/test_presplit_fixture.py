@@ -1,6 +1,6 @@
 """The pre-split fixture (tests/fixtures/presplit, made by its script with the code of
 6df31c2, before the component's split and the sense classifier): a pipeline saved then
-still loads and writes exactly the same frames, parse, POS and spans (issues 14, 16),
+still loads and writes exactly the same frames, parse, POS and spans,
 except where a bug was fixed since: ``expected_predicate_constraint.json`` holds the
 outputs the predicate-token constraint of the decoder changed (roles it used to drop)."""
 

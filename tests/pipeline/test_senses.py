@@ -1,4 +1,4 @@
-"""Predicate senses, lemmas and predicate types (issue 13): the component's own roleset,
+"""Predicate senses, lemmas and predicate types: the component's own roleset,
 lemma and UPOS classifiers, the candidates of a lemma and the predicate_pos switch."""
 
 from __future__ import annotations
