@@ -9,7 +9,7 @@ and POS/predicate distributions (top ``--top-k`` labels each) in their user data
 ``train-distilled`` command.
 
     python scripts/teacher_labels.py training/lisa_trf/model-best corpus/train.spacy \\
-        corpus/train.teacher.spacy [--top-k 4] [--temperature 1.0]
+        corpus/train.teacher.spacy [--top-k 4] [--temperature 1.0] [--gpu-id 0]
 
 Never run it on dev or test data: the output is training data.
 """
@@ -20,11 +20,12 @@ import argparse
 import time
 from pathlib import Path
 
-import spacy
 from spacy.training.batchers import minibatch_by_words
 
 from spacy_lisa.corpus.docbin import write_docbin
 from spacy_lisa.corpus.readers import SRLCorpus
+from spacy_lisa.inputs import UserError
+from spacy_lisa.loading import load_model
 from spacy_lisa.pipeline.teacher import label_with_teacher
 
 
@@ -36,12 +37,16 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=4, help="labels kept per distribution")
     parser.add_argument("--temperature", type=float, default=1.0, help="softmax temperature")
     parser.add_argument("--batch-words", type=int, default=2000, help="tokens per model call")
+    parser.add_argument("--gpu-id", type=int, default=-1, help="GPU to run on; -1 for the CPU")
     args = parser.parse_args()
     if args.top_k < 1 or args.temperature <= 0:
         parser.error("--top-k must be >= 1 and --temperature > 0")
 
     start = time.perf_counter()
-    nlp = spacy.load(args.teacher)
+    try:
+        nlp = load_model(args.teacher, args.gpu_id)
+    except UserError as err:  # the GPU cannot be used, or no pipeline there
+        parser.exit(1, f"✘ {err}\n")
     srl = nlp.get_pipe("lisa_srl")
     examples = list(SRLCorpus(args.train, gold_preproc=True)(nlp))
     # length-sorted calls: little padding

@@ -680,6 +680,12 @@ class Errors(
         "{max_task_retries}): Ray's -1, without end, would retry a worker that keeps "
         "dying forever."
     )
+    E349 = (
+        "The Ray cluster has {have:g} GPU(s), but {workers} actor(s) x --worker-gpus {gpus} "
+        "need more: they would wait for a GPU forever. Pass fewer --workers, a smaller "
+        "--worker-gpus (0 labels on the CPUs), or the --address of a cluster whose nodes "
+        "have GPUs."
+    )
     # --- devices: --gpu-id, the GPU build, precision per device (E450-E469) ------------
     E450 = (
         "Cannot use GPU {gpu_id}: {missing}, so this installation runs on the CPU only. On "

@@ -258,7 +258,7 @@ def test_predict_gpu_id(model_dir: Path, tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         assert len(jsonl(proc.stdout)) == 1
     else:  # a clear error, not a traceback
-        assert proc.returncode == 1 and "E316" in proc.stderr, proc.stderr
+        assert proc.returncode == 1 and "E450" in proc.stderr, proc.stderr
         assert "--gpu-id -1" in proc.stderr and "Traceback" not in proc.stderr
 
 

@@ -193,6 +193,42 @@ def test_ray_equals_predict_with_two_workers(
     assert any(isinstance(r.get("id"), int) for r in expected["b.jsonl"])
 
 
+def test_marked_mode_records_agree_in_one_process_two_processes_and_ray(
+    ray_session: None, corpus: Dict[str, Path], tmp_path_factory, tmp_path: Path
+) -> None:
+    """A predicate-aware lisa_srl (predicate_encoding "marked": two model stages per
+    batch) writes the same records through predict -n 1, predict -n 2 and Ray on the
+    230-document corpus."""
+    import copy
+
+    model = copy.deepcopy(TINY_MODEL)
+    model["predicate_encoding"] = "marked"
+    model_dir = tmp_path_factory.mktemp("ray_marked") / "lisa"
+    train_tiny_pipeline(TRAIN, model, steps=30).to_disk(model_dir)
+    one = predicted(model_dir, corpus["text"], tmp_path) + predicted(
+        model_dir, corpus["jsonl"], tmp_path
+    )
+    assert sum(len(r["frames"]) for r in one) > 100, "the tiny model should find frames"
+    two = []
+    for path in (corpus["text"], corpus["jsonl"]):
+        # a fresh interpreter: this test process has used torch's threads, and forking it
+        # would deadlock the workers (see test_cli_predict_render)
+        proc = subprocess.run(
+            [sys.executable, "-m", "spacy_lisa", "predict", str(model_dir), str(path), "-n", "2"],
+            capture_output=True,
+            text=True,
+            encoding="utf8",
+            timeout=600,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        two.extend(json.loads(line) for line in proc.stdout.splitlines())
+    assert two == one
+    out = tmp_path / "out"
+    annotate_ray(str(model_dir), corpus["dir"], out, workers=2, shard_lines=50, batch_size=16)
+    assert shard_records(out, "a.txt") + shard_records(out, "b.jsonl") == one
+
+
 def test_parquet_in_and_out(
     ray_session: None, model_dir: Path, corpus: Dict[str, Path], expected, tmp_path: Path
 ) -> None:
@@ -553,3 +589,14 @@ def test_cli_on_a_cluster_by_address(
     assert result.returncode == 0, result.stderr[-3000:]
     assert shard_records(out, "b.jsonl") == expected["b.jsonl"]
     assert "Labelled 100 doc(s)" in result.stderr
+
+
+def test_actors_asking_for_gpus_the_cluster_lacks_are_refused(
+    ray_session: None, model_dir: Path, corpus: Dict[str, Path], tmp_path: Path
+) -> None:
+    """The test cluster has no GPU: actors asking for one would wait forever, so the run
+    stops at once with E349 (on a cluster reached by address as on a local one)."""
+    start = time.perf_counter()
+    with pytest.raises(RayAnnotateError, match=r"E349.*0 GPU"):
+        annotate_ray(str(model_dir), corpus["text"], tmp_path / "out", workers=1, worker_gpus=1)
+    assert time.perf_counter() - start < 120

@@ -411,7 +411,7 @@ def test_serve_command_errors(model_dir: Path, tmp_path: Path) -> None:
 
     if not gpu_is_available():  # (with a GPU this would start serving)
         result = runner.invoke(app, ["serve", str(model_dir), "--port", "0", "--gpu-id", "0"])
-        assert result.exit_code == 1 and "E316" in result.stderr
+        assert result.exit_code == 1 and "E450" in result.stderr
 
 
 def test_serve_without_the_extra(model_dir: Path, tmp_path: Path) -> None:

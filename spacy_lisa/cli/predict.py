@@ -35,6 +35,7 @@ from ..inputs import (
     skip_report,
 )
 from ..loading import load_pipeline
+from ..msgpack_codecs import cache_msgpack_codecs
 from ._app import app
 from ._io import fail, open_output, stderr
 
@@ -242,7 +243,9 @@ def _check_local_gpus(worker_gpus: float) -> None:
     support = gpu_support()
     if gpu_problem(0, support) is not None:
         reason = support.missing or "no CUDA device is visible to torch"
-        raise UserError(Errors.E458.format(gpus=worker_gpus, reason=reason, install=GPU_INSTALL))
+        raise UserError(
+            Errors.E458.format(gpus=f"{worker_gpus:g}", reason=reason, install=GPU_INSTALL)
+        )
 
 
 def predict(
@@ -268,6 +271,10 @@ def predict(
     if summary.problems and not skip_invalid:
         raise UserError(input_error(summary))
     nlp = load_pipeline(model, gpu_id)
+    if n_process != 1:
+        # the workers send every doc back through srsly's msgpack: without the cache,
+        # each call scans the codec registries (this process and the workers it forks)
+        cache_msgpack_codecs()
     formatter = FORMATTERS[OutputFormat(output_format)]
     stats: Dict[str, Any] = {"docs": 0, "sentences": 0, "frames": 0}
     start = time.perf_counter()

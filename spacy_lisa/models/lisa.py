@@ -280,6 +280,12 @@ def _build_torch(model: Model) -> nn.Module:
     )
 
 
+def predicate_encoding(model: Model) -> str:
+    """The model's ``predicate_encoding``; pipelines saved before the option existed
+    store a ``lisa_config`` without it: single pass."""
+    return str(model.attrs["lisa_config"].get("predicate_encoding", "single_pass"))
+
+
 def _tok2vec_layer(model: Model) -> Model:
     # by position, not by ref: Model.copy() does not carry refs over
     return model.layers[0]
@@ -348,7 +354,7 @@ def forward(
         # only empty docs: nothing to encode and no gradient for the tok2vec (whose
         # backprop fails on zero rows; spaCy's components skip such batches anyway)
         return empty_output(model), lambda d_output: batch
-    if model.attrs["lisa_config"]["predicate_encoding"] != "single_pass":
+    if predicate_encoding(model) != "single_pass":
         from .marked import marked_forward
 
         output, backprop_marked = marked_forward(model, batch, prepared, Xs, is_train)

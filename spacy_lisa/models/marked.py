@@ -42,10 +42,11 @@ from .types import MASK_VALUE, LisaBatch, LisaOutput
 def reencodes_predicates(model: Model) -> bool:
     """True when stage 2 runs the tok2vec again on marked windows: ``"marked"`` with a
     tok2vec that takes marks (``attrs["marks_predicates"]``)."""
-    from .lisa import _tok2vec_layer
+    from .lisa import _tok2vec_layer, predicate_encoding
 
-    encoding = model.attrs["lisa_config"]["predicate_encoding"]
-    return encoding == "marked" and bool(_tok2vec_layer(model).attrs.get("marks_predicates"))
+    return predicate_encoding(model) == "marked" and bool(
+        _tok2vec_layer(model).attrs.get("marks_predicates")
+    )
 
 
 def marked_forward(

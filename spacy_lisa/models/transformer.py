@@ -70,10 +70,11 @@ def build_transformer_tok2vec(
     frozen: no gradients into the transformer. layer_mix: ELMo-style softmax-weighted sum
     of all hidden states (incl. embeddings) times gamma; else the last hidden state.
     cache_tokens: with frozen, keep up to this many tokens' pooled outputs (float16) of
-    windows seen in training in memory (training only: prediction is always a fresh pass). learn_rate_scale: lr multiplier for the transformer weights
-    (1.0 for the mix). hidden_dropout / attention_dropout: override the HF config's
-    ``hidden_dropout_prob`` / ``attention_probs_dropout_prob`` (attention dropout is
-    costly on CPU: 0.0 by default). max_batch_wordpieces: padded rows x length per
+    windows seen in training in memory (training only: prediction is always a fresh
+    pass). learn_rate_scale: lr multiplier for the transformer weights (1.0 for the mix).
+    hidden_dropout / attention_dropout: override the HF config's ``hidden_dropout_prob``
+    / ``attention_probs_dropout_prob`` (attention dropout is costly on CPU: 0.0 by
+    default). max_batch_wordpieces: padded rows x length per
     transformer call. autocast: reduced precision around the transformer forward, per
     device: bfloat16 on the CPU and on GPUs with native bfloat16, float16 on older GPUs
     at prediction only (see :func:`spacy_lisa.device.choose_autocast`).

@@ -142,13 +142,7 @@ class TransformerTokenEncoder(nn.Module):
 
     def _run(self, sub: SubBatch) -> Tensor:
         assert self.transformer is not None
-        device = self._device()
-        ctx = (
-            torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-            if self.autocast
-            else contextlib.nullcontext()
-        )
-        with ctx:
+        with self._autocast():
             types = {} if sub.token_type_ids is None else {"token_type_ids": sub.token_type_ids}
             out = self.transformer(
                 input_ids=sub.input_ids,
@@ -162,6 +156,20 @@ class TransformerTokenEncoder(nn.Module):
         else:
             layers = out.last_hidden_state.unsqueeze(0)
         return layers.float()
+
+    def _autocast(self) -> Any:
+        """The autocast context of a transformer call: none without ``autocast``, else
+        the dtype chosen for the device (:func:`spacy_lisa.device.autocast_dtype`; with
+        gradients only where it keeps them exact enough)."""
+        from ..device import autocast_dtype
+
+        if not self.autocast:
+            return contextlib.nullcontext()
+        device = self._device()
+        dtype = autocast_dtype(device, training=torch.is_grad_enabled())
+        if dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=device.type, dtype=dtype)
 
     def _device(self) -> torch.device:
         assert self.transformer is not None

@@ -40,25 +40,25 @@ def annotate_group(
 
     # on a GPU, one device-to-host copy per array of the group (the parent scores are not
     # read here): decoding, spans and labels run on numpy
-    out = host_output(out, exclude=("head_scores",))
+    host: Any = host_output(out, exclude=("head_scores",))
     tags = tuple(cfg["labels"]["tags"])
     deps = tuple(cfg["labels"]["deps"])
-    tag_ids = out.tag_scores.argmax(axis=-1) if len(tags) else None
-    used_heads = out.used_heads
+    tag_ids = host.tag_scores.argmax(axis=-1) if len(tags) else None
+    used_heads = host.used_heads
     has_syntax = used_heads is not None
     # the doc's own labels are written where its parse was followed (no label scores)
-    dep_ids = out.dep_scores.argmax(axis=-1) if deps and parse_source != "doc" else None
-    frames_idx = out.frames.astype(np.int64).reshape(-1, 2)
-    attention = out.label_attention
-    frame_labels = frame_label_decoder(out, ops, cfg, tables)
+    dep_ids = host.dep_scores.argmax(axis=-1) if deps and parse_source != "doc" else None
+    frames_idx = host.frames.astype(np.int64).reshape(-1, 2)
+    attention = host.label_attention
+    frame_labels = frame_label_decoder(host, ops, cfg, tables)
     # frames: every frame of the group decoded at once
-    win_doc = [w[0] for w in out.windows]
-    win_bounds = np.asarray([w[1:] for w in out.windows], dtype=np.int64).reshape(-1, 2)
+    win_doc = [w[0] for w in host.windows]
+    win_bounds = np.asarray([w[1:] for w in host.windows], dtype=np.int64).reshape(-1, 2)
     frame_win = frames_idx[:, 0]
     decoded: List[Any] = []
     if len(frames_idx):
         decoded = decode_frames(
-            out.role_scores,
+            host.role_scores,
             frames_idx[:, 1],
             win_bounds[frame_win, 1] - win_bounds[frame_win, 0],
             tuple(cfg["labels"]["roles"]),
@@ -76,7 +76,7 @@ def annotate_group(
     attn_by_doc: Dict[int, List[List[float]]] = {}
     pos_by_doc: Dict[int, List[str]] = {}
     parse_by_doc: Dict[int, Any] = {}
-    for s, (doc_i, w_start, w_end) in enumerate(out.windows):
+    for s, (doc_i, w_start, w_end) in enumerate(host.windows):
         doc = docs[doc_i]
         length = w_end - w_start
         if doc_i not in pos_by_doc:  # the doc's first window
@@ -168,9 +168,8 @@ def frame_label_decoder(
 ]:
     """A function (doc, frame index, predicate span, context) -> (lemma, roleset, UPOS
     or "") for the frames of one model output."""
-    from .senses import frame_lemma
-
     from ..device import to_host
+    from .senses import frame_lemma
 
     # numpy already when called from annotate_group (to_host copies nothing then)
     sense_scores = to_host(out.sense_scores)

@@ -21,6 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..bio import VERB
+from ..device import to_host
 from ..errors import Errors
 from .viterbi_kernel import FLOOR, viterbi_frames
 
@@ -196,7 +197,8 @@ def _lengths(lengths: Sequence[int], n_frames: int, n_tokens: int) -> np.ndarray
 
 
 def _checked_scores(log_probs: np.ndarray, n_labels: int) -> np.ndarray:
-    scores = np.asarray(log_probs)
+    # scores on a GPU (CuPy, torch) come to the host here, once for the whole batch
+    scores = np.asarray(to_host(log_probs))
     if scores.ndim != 3 or scores.shape[2] != n_labels:
         raise ValueError(
             Errors.E251.format(
@@ -302,7 +304,7 @@ def _check_real(scores: np.ndarray, sizes: np.ndarray) -> None:
 def greedy_paths(log_probs: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
     """Per-token argmax of ``log_probs`` ``[F, T, L]``, ``-1`` past each length (may be
     invalid BIO, like :func:`greedy_decode`)."""
-    scores = np.asarray(log_probs)
+    scores = np.asarray(to_host(log_probs))
     if scores.ndim != 3:
         raise ValueError(
             Errors.E251.format(what="log_probs", message=f"expected 3 dims, got {scores.shape}")

@@ -46,7 +46,7 @@ from ..inputs import SKIP_REASONS, skip_report
 from ..loading import pipeline_fingerprint
 from .inputs import SHARD_LINES, PathLike, RayAnnotateError, Shard, plan_shards, resolve_inputs
 from .output import OUTPUT_FORMATS, make_output_dir, output_lock, prepare_output
-from .run import connect, run_shards
+from .run import check_cluster_gpus, connect, run_shards
 
 
 def _model_path(model: str) -> str:
@@ -114,6 +114,7 @@ def annotate_ray(
         run_docs = 0
         if todo:
             started = connect(address)
+            check_cluster_gpus(ray, workers, worker_gpus)
             ctx = ray.data.DataContext.get_current()
             saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
             ctx.execution_options.preserve_order = True  # records come back in input order

@@ -33,6 +33,16 @@ def connect(address: Optional[str]) -> bool:
     return True
 
 
+def check_cluster_gpus(ray: Any, workers: int, worker_gpus: float) -> None:
+    """The cluster must have the GPUs the actors ask for (``workers`` x ``worker_gpus``),
+    or Ray leaves them waiting for one forever. E349 names what it has."""
+    if worker_gpus <= 0:
+        return
+    have = float(ray.cluster_resources().get("GPU", 0.0))
+    if have < workers * worker_gpus:
+        raise RayAnnotateError(Errors.E349.format(workers=workers, gpus=worker_gpus, have=have))
+
+
 def _scan(ray: Any, rows: List[Dict[str, Any]], by_index: Dict[int, Shard], skip_invalid: bool):
     """The validation pass, in parallel: per shard its documents (count and hash of
     their lines) and skips, by index. Stops on invalid lines (unless ``skip_invalid``)

@@ -19,6 +19,7 @@ from spacy.tokens import Doc
 
 from ..about import __version__
 from ..cli.predict import FORMATTERS, OutputFormat
+from ..device import select_device
 from ..inputs import InputDoc
 from ..loading import load_pipeline
 from ..render import render
@@ -104,15 +105,14 @@ class SRLService:
 
     @classmethod
     def load(cls, model: str, settings: ServeSettings, *, gpu_id: int = -1) -> SRLService:
-        """Load ``model`` as ``predict`` does (UserError E314/E316/E317 when it cannot be)."""
+        """Load ``model`` as ``predict`` does (a UserError with a numbered message, e.g.
+        E450 for a GPU that cannot be used, when it cannot be)."""
         nlp = load_pipeline(model, gpu_id)
         init = None
         if gpu_id >= 0:
             # the GPU (thinc's ops, torch's and cupy's device) is chosen per thread
             def init() -> None:
-                import spacy
-
-                spacy.require_gpu(gpu_id)
+                select_device(gpu_id)
 
         return cls(nlp, settings, model=model, worker_init=init)
 
