@@ -397,6 +397,10 @@ class _ModelErrors:
         "${{paths.vectors}}, made by the project's `vectors` step), or set "
         "include_static_vectors = false."
     )
+    E175 = (
+        "spacy-lisa.release_memory.v1 needs every >= 1 (steps between two releases), got "
+        "{every}. Fix [training.before_update] in the config."
+    )
 
 
 class _InterfaceErrors:
