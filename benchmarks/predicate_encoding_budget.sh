@@ -14,7 +14,8 @@
 #
 # Output: training/encoding_budget/<encoding>/ (model-best, model-last), the training logs
 # with a time stamp per line (training/encoding_budget/<encoding>.log) and
-# metrics/encoding_budget/<encoding>.json. The runs go two at a time (one per core).
+# metrics/encoding_budget/<encoding>.json. The runs go two at a time (one per core); NICE=10
+# runs them at low priority beside other work (the step budgets keep the comparison fair).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-"single_pass:1380 marked:290 marked_upper:680"}
@@ -24,7 +25,7 @@ mkdir -p "$out" metrics/encoding_budget
 train() {  # encoding steps
   local encoding=$1 steps=$2
   local warmup=$(( steps / 10 )) every=$(( steps / 4 ))
-  OMP_NUM_THREADS=1 python -u -m spacy train configs/lisa_trf.cfg --output "$out/$encoding" \
+  OMP_NUM_THREADS=1 nice -n "${NICE:-0}" python -u -m spacy train configs/lisa_trf.cfg --output "$out/$encoding" \
     --paths.train corpus/train.spacy --paths.dev corpus/dev.spacy --gpu-id -1 --system.seed 0 \
     --components.lisa_srl.model.predicate_encoding "$encoding" \
     --training.max_steps "$steps" --training.eval_frequency "$every" \
