@@ -147,12 +147,7 @@ def test_serialization_roundtrips(trained_nlp, tmp_path):
     assert [frames_of(from_bytes(t)) for t in TEXTS] == expected
     unpickled = pickle.loads(pickle.dumps(trained_nlp))
     assert [frames_of(unpickled(t)) for t in TEXTS] == expected
-    # options are saved with the pipeline
-    srl = trained_nlp.get_pipe("lisa_srl")
-    srl.decoding = "greedy"
-    trained_nlp.to_disk(tmp_path / "greedy")
-    srl.decoding = "viterbi"
-    assert spacy.load(tmp_path / "greedy").get_pipe("lisa_srl").decoding == "greedy"
+    # options are the config's (test_load_time_config_overrides_take_effect)
 
 
 def test_frames_survive_doc_serialisation(trained_nlp):
