@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+from machine import cpu_model
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -87,7 +89,7 @@ def main() -> None:
         print(f"GPU not measured: {problem}")
     print(
         f"{args.steps} timed training steps after {args.warmup}; prediction over "
-        f"{rows[0]['predict_words'] if rows else 0:,} words; CPU: {_cpu()}, "
+        f"{rows[0]['predict_words'] if rows else 0:,} words; CPU: {cpu_model()}, "
         f"{args.threads} torch thread(s)"
     )
 
@@ -195,16 +197,6 @@ def _sync(gpu_id: int) -> None:
         import torch
 
         torch.cuda.synchronize()
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 if __name__ == "__main__":

@@ -45,6 +45,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from machine import cpu_model
+
 REPO = Path(__file__).resolve().parents[1]
 BAR = 0.7  # the server's words/s must be at least this share of nlp.pipe's
 
@@ -159,13 +161,7 @@ class Client(threading.Thread):
 
 def machine() -> Dict[str, Any]:
     """What the figures were taken on: cores, CPU model, load average at the end."""
-    model = "unknown"
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text(encoding="utf8", errors="replace").splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+    model = cpu_model()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     return {"cpus": os.cpu_count(), "cpu": model, "platform": sys.platform, "load": load}
 

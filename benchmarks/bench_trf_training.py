@@ -37,6 +37,7 @@ from typing import Dict, List
 
 import spacy
 import torch
+from machine import cpu_model
 from spacy.training.batchers import minibatch_by_padded_size
 from spacy.util import load_config
 
@@ -163,17 +164,7 @@ def main() -> None:
         lisa = statistics.median(rates[name])
         label = f"{Path(args.config).stem}, predicate_encoding={name}"
         print(f"(b) nlp.update ({label}): {lisa:8.1f} words/s (median), (b)/(a) {lisa / floor:.2f}")
-    print(BOX_NOTE.format(threads=args.threads, cpu=_cpu()))
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
+    print(BOX_NOTE.format(threads=args.threads, cpu=cpu_model()))
 
 
 if __name__ == "__main__":
