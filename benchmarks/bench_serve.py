@@ -161,9 +161,8 @@ class Client(threading.Thread):
 
 def machine() -> Dict[str, Any]:
     """What the figures were taken on: cores, CPU model, load average at the end."""
-    model = cpu_model()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {"cpus": os.cpu_count(), "cpu": model, "platform": sys.platform, "load": load}
+    return {"cpus": os.cpu_count(), "cpu": cpu_model(), "platform": sys.platform, "load": load}
 
 
 def quantiles(values: List[float]) -> Dict[str, float]:
