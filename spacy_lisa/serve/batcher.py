@@ -194,7 +194,7 @@ class MicroBatcher:
                 n_docs += len(job.texts)
             self._busy_docs = n_docs
             # alone after waiting (or already solo): the next batch does not wait, unless
-            # something arrives while this one runs (checked in _work)
+            # something arrives while this one runs (see _note_overlap)
             self._solo = len(jobs) == 1 and not self._jobs and (timed_out or self._solo)
             return jobs
 
@@ -210,12 +210,21 @@ class MicroBatcher:
                     self._run(jobs)
                 except Exception as err:  # a bug here must not stop the worker for good
                     logger.exception("batch of %d job(s) failed", len(jobs))
+                    self._note_overlap()
                     for job in jobs:
                         _resolve_threadsafe(job, BatchFailed(err))
             with self._cond:
                 self._busy_docs = 0
-                if self._jobs:  # requests overlapped this batch: wait for company again
-                    self._solo = False
+
+    def _note_overlap(self) -> None:
+        """Requests that arrived while a batch ran turn waiting for company back on.
+
+        Checked before the batch's answers go out: a lone client's next request, sent
+        the moment it has its answer, must not count as overlapping the batch it
+        waited for."""
+        with self._cond:
+            if self._jobs:
+                self._solo = False
 
     def _run(self, jobs: List[_Job]) -> None:
         texts = [text for job in jobs for text in job.texts]
@@ -246,6 +255,7 @@ class MicroBatcher:
             self._docs_per_second = (
                 rate if self._docs_per_second == 0 else (0.8 * self._docs_per_second + 0.2 * rate)
             )
+        self._note_overlap()
         for job, outcome in zip(jobs, outcomes, strict=True):
             _resolve_threadsafe(job, outcome)
         if self.on_batch is not None:
