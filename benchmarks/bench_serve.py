@@ -3,7 +3,8 @@ in one run:
 
     python benchmarks/bench_serve.py MODEL [--texts FILE | --dev corpus/dev.spacy]
         [--limit 2000] [--clients 16] [--texts-per-request 1] [--duration 30]
-        [--batch-size N] [--max-wait-ms 5] [--torch-threads N] [--single 300]
+        [--batch-size N] [--max-wait-ms 5] [--torch-threads N] [--server-torch-threads N]
+        [--single 300]
         [--json results.json]
 
     # lisa_cpu on EWT dev sentences (the figures of BENCHMARKS.md)
@@ -23,9 +24,13 @@ in one run:
 3. One client, one sentence (the text of median length), ``--single`` requests in a
    row on the otherwise idle server: p50/p99 latency.
 4. ``nlp.pipe`` again, and the server stopped with SIGTERM (it must exit 0).
+5. ``nlp.pipe`` in batches no larger than clients x texts per request: the most the
+   server's batches can give, since no batch can hold more documents than are in
+   flight at once (printed as a share of 1.).
 
 The baseline is the mean of runs 1 and 4 (on a shared machine background load moves
-both). ``--torch-threads`` sets torch's threads for ``nlp.pipe`` and the server alike.
+both). ``--torch-threads`` sets torch's threads for ``nlp.pipe`` here,
+``--server-torch-threads`` the server's ``--torch-threads``.
 The bar: server words/s >= 0.7 x ``nlp.pipe`` words/s, zero errors; printed at the end.
 Take real figures on an idle machine with the trained pipeline; any small saved
 pipeline checks that the script runs end to end.
@@ -85,8 +90,8 @@ def start_server(args: argparse.Namespace) -> Tuple[subprocess.Popen, str, int]:
         "--batch-size", str(args.batch_size), "--max-wait-ms", str(args.max_wait_ms),
         "--max-queue", str(max(1024, 4 * args.clients)),
     ]  # fmt: skip
-    if args.torch_threads is not None:
-        cmd += ["--torch-threads", str(args.torch_threads)]
+    if args.server_torch_threads is not None:
+        cmd += ["--torch-threads", str(args.server_torch_threads)]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, encoding="utf8")
     assert proc.stderr is not None
     deadline = time.monotonic() + 600
@@ -236,7 +241,13 @@ def main() -> None:
     parser.add_argument("--max-wait-ms", type=float, default=5.0, help="server --max-wait-ms")
     parser.add_argument("--pipe-batch-size", type=int, default=64, help="nlp.pipe batch_size")
     parser.add_argument(
-        "--torch-threads", type=int, default=None, help="torch threads, nlp.pipe and server"
+        "--torch-threads", type=int, default=None, help="torch threads of nlp.pipe here"
+    )
+    parser.add_argument(
+        "--server-torch-threads",
+        type=int,
+        default=None,
+        help="the server's --torch-threads (default: the server's own default)",
     )
     parser.add_argument("--single", type=int, default=300, help="single-client requests")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
@@ -274,6 +285,12 @@ def main() -> None:
     print("nlp.pipe (after)...", flush=True)
     pipe_after = time_pipe(nlp, texts, args.pipe_batch_size, min_seconds)
 
+    # the most the server's batches allow: nlp.pipe in batches no larger than the
+    # documents all clients have in flight at once (one request each)
+    in_flight = min(args.batch_size, args.clients * args.texts_per_request)
+    print(f"nlp.pipe in batches of {in_flight}...", flush=True)
+    pipe_small = time_pipe(nlp, texts, in_flight, min_seconds)
+
     pipe = {k: (pipe_before[k] + pipe_after[k]) / 2 for k in ("docs_s", "words_s")}
     ratio = loaded["words_s"] / pipe["words_s"]
     results = {
@@ -281,12 +298,14 @@ def main() -> None:
         "texts": len(texts),
         "machine": machine(),
         "nlp_pipe": {"before": pipe_before, "after": pipe_after, "mean": pipe},
+        "nlp_pipe_in_flight": {"batch_size": in_flight, **pipe_small},
         "server": {**loaded, "mean_batch_docs": mean_batch},
         "single": single,
         "ratio_words_s": ratio,
         "server_exit_code": code,
         "settings": {
             "torch_threads": torch.get_num_threads(),
+            "server_torch_threads": args.server_torch_threads,
             "batch_size": args.batch_size,
             "texts_per_request": args.texts_per_request,
             "max_wait_ms": args.max_wait_ms,
@@ -297,6 +316,7 @@ def main() -> None:
     for name, r in [
         ("nlp.pipe (before)", pipe_before),
         ("nlp.pipe (after)", pipe_after),
+        (f"nlp.pipe, batches of {in_flight}", pipe_small),
         (f"server, {args.clients} clients", loaded),
         ("server, 1 client, 1 sentence", single),
     ]:
@@ -309,6 +329,9 @@ def main() -> None:
     for sample in loaded["error_samples"]:
         print(f"  error: {sample}")
     ok = ratio >= BAR and loaded["errors"] == 0 and single["errors"] == 0 and code == 0
+    ceiling = pipe_small["words_s"] / pipe["words_s"]
+    print(f"nlp.pipe in batches of {in_flight} / nlp.pipe words/s: {ceiling:.2f} (the most "
+          "batches that small allow)")  # fmt: skip
     print(f"server / nlp.pipe words/s: {ratio:.2f} (bar {BAR}) -> {'PASS' if ok else 'FAIL'}")
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf8")

@@ -82,6 +82,28 @@ def test_a_lone_client_is_not_kept_waiting() -> None:
     batcher.stop(5)
 
 
+def test_clients_answered_by_a_batch_join_the_next_one() -> None:
+    """Under load the queue's first request has waited through the running batch; the
+    next batch still waits for the clients that batch answered, instead of running the
+    one queued request alone and splitting the clients into halves that take turns."""
+    recorder = Recorder(delay=0.6)
+    batcher = started(recorder, batch_size=2, max_wait=0.5)
+
+    async def main() -> List[Any]:
+        first = [batcher.submit([t], lambda r: r) for t in ("a", "b")]  # a full batch
+        running = asyncio.gather(*first)
+        await asyncio.sleep(0.05)
+        queued = asyncio.ensure_future(batcher.submit(["c"], lambda r: r))  # waits 0.55 s
+        answered = await running
+        await asyncio.sleep(0.05)  # a client answered by the first batch comes back
+        again = await batcher.submit(["d"], lambda r: r)
+        return [answered, await queued, again]
+
+    assert asyncio.run(main()) == [[["A"], ["B"]], ["C"], ["D"]]
+    assert recorder.batches == [2, 2]  # "c" waited for "d", not [2, 1, 1]
+    batcher.stop(5)
+
+
 def test_full_queue_is_refused() -> None:
     gate = threading.Event()
     recorder = Recorder(gate=gate)

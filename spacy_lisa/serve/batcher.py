@@ -1,13 +1,15 @@
 """Micro-batching: requests from the event loop are gathered into batches that one worker
 thread runs through the model together.
 
-A batch closes when it holds ``batch_size`` documents or when its first document has
-waited ``max_wait`` seconds, whichever comes first. Under load the worker finds work
-queued the moment it finishes a batch, whose first document has already waited, so it
-starts at once with everything queued. While requests come one at a time (a batch
-waited its full ``max_wait`` and nothing else came, then or while it ran) the wait is
-skipped, so that a lone client is not delayed for company that never comes; the first
-overlap turns it back on. The queue is bounded in documents:
+A batch closes when it holds ``batch_size`` documents or ``max_wait`` seconds after
+its first document was queued or after the worker finished its previous batch, whichever
+is later. Under load the worker finds work queued the moment it finishes a batch; the
+wait lets the clients that batch answered send their next requests into the new one,
+so batches grow towards ``batch_size`` instead of splitting the clients into two
+halves that take turns (BENCHMARKS.md, Serving over HTTP, has the figures). While
+requests come one at a time (a batch waited its full ``max_wait`` and nothing else
+came, then or while it ran) the wait is skipped, so that a lone client is not delayed
+for company that never comes; the first overlap turns it back on. The queue is bounded in documents:
 :meth:`MicroBatcher.submit` raises :class:`QueueFull` rather than letting it grow.
 
 The batcher knows nothing of spaCy: ``process`` turns a list of texts into results (in
@@ -102,6 +104,7 @@ class MicroBatcher:
         self._stopping = False
         # requests come one at a time: run each at once instead of waiting for company
         self._solo = False
+        self._free_since = 0.0  # when the worker last finished a batch (monotonic)
         self._thread: Optional[threading.Thread] = None
         # a rough drain rate for Retry-After: documents per second of recent batches
         self._docs_per_second = 0.0
@@ -174,7 +177,11 @@ class MicroBatcher:
                 if self._stopping:
                     return None
                 self._cond.wait()
-            deadline = self._jobs[0].enqueued + (0.0 if self._solo else self.max_wait)
+            # under load the queue's first job has waited through the previous batch;
+            # waiting from when the worker came free lets the clients that batch just
+            # answered send their next requests into this one
+            start = max(self._jobs[0].enqueued, self._free_since)
+            deadline = start + (0.0 if self._solo else self.max_wait)
             timed_out = False
             while self._queued_docs < self.batch_size and not self._stopping:
                 remaining = deadline - time.monotonic()
@@ -215,6 +222,7 @@ class MicroBatcher:
                         _resolve_threadsafe(job, BatchFailed(err))
             with self._cond:
                 self._busy_docs = 0
+                self._free_since = time.monotonic()
 
     def _note_overlap(self) -> None:
         """Requests that arrived while a batch ran turn waiting for company back on.
