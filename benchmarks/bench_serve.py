@@ -178,6 +178,29 @@ def quantiles(values: List[float]) -> Dict[str, float]:
     return {"p50_ms": 1000 * pick(0.5), "p99_ms": 1000 * pick(0.99)}
 
 
+def process_cpu_seconds(pid: int) -> Optional[float]:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_doc(
+    docs: int, server_pid: int, server_before: Optional[float], clients_before: float
+) -> Dict[str, Optional[float]]:
+    """CPU milliseconds per document of the server process and of this one (the
+    clients) over the load test: where the two cores went."""
+    server_now = process_cpu_seconds(server_pid)
+    server = None if server_now is None or server_before is None else server_now - server_before
+    clients = time.process_time() - clients_before
+    return {
+        "server_cpu_ms_per_doc": None if server is None else 1000 * server / max(1, docs),
+        "clients_cpu_ms_per_doc": 1000 * clients / max(1, docs),
+    }
+
+
 def load_test(
     host: str, port: int, texts: List[str], clients: int, duration: float, per_request: int = 1
 ) -> Dict:
@@ -273,7 +296,9 @@ def main() -> None:
         # warm-up: every text once, a few clients, not counted
         load_test(host, port, texts[: 4 * args.clients], min(4, args.clients), 2.0)
         print(f"{args.clients} clients for {args.duration:.0f}s...", flush=True)
+        server_cpu, clients_cpu = process_cpu_seconds(proc.pid), time.process_time()
         loaded = load_test(host, port, texts, args.clients, args.duration, args.texts_per_request)
+        loaded.update(cpu_per_doc(loaded["docs"], proc.pid, server_cpu, clients_cpu))
         mean_batch = server_batches(host, port)
         by_length = sorted(texts, key=len)
         sentence = by_length[len(by_length) // 2]
@@ -330,8 +355,12 @@ def main() -> None:
         print(f"  error: {sample}")
     ok = ratio >= BAR and loaded["errors"] == 0 and single["errors"] == 0 and code == 0
     ceiling = pipe_small["words_s"] / pipe["words_s"]
-    print(f"nlp.pipe in batches of {in_flight} / nlp.pipe words/s: {ceiling:.2f} (the most "
-          "batches that small allow)")  # fmt: skip
+    print(f"nlp.pipe in batches of {in_flight} (the largest the server can form) / nlp.pipe "
+          f"words/s: {ceiling:.2f}")  # fmt: skip
+    if loaded.get("server_cpu_ms_per_doc") is not None:
+        print(f"CPU per document under load: server {loaded['server_cpu_ms_per_doc']:.2f} ms, "
+              f"clients {loaded['clients_cpu_ms_per_doc']:.2f} ms; nlp.pipe in batches of "
+              f"{in_flight}: {1000 / pipe_small['docs_s']:.2f} ms wall")  # fmt: skip
     print(f"server / nlp.pipe words/s: {ratio:.2f} (bar {BAR}) -> {'PASS' if ok else 'FAIL'}")
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf8")
