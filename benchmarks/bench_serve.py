@@ -26,7 +26,7 @@ in one run:
 4. ``nlp.pipe`` again, and the server stopped with SIGTERM (it must exit 0).
 5. ``nlp.pipe`` in batches no larger than clients x texts per request: the most the
    server's batches can give, since no batch can hold more documents than are in
-   flight at once (printed as a share of 1.).
+   flight at once (printed as a share of the baseline).
 
 The baseline is the mean of runs 1 and 4 (on a shared machine background load moves
 both). ``--torch-threads`` sets torch's threads for ``nlp.pipe`` here,

@@ -9,8 +9,9 @@ so batches grow towards ``batch_size`` instead of splitting the clients into two
 halves that take turns (BENCHMARKS.md, Serving over HTTP, has the figures). While
 requests come one at a time (a batch waited its full ``max_wait`` and nothing else
 came, then or while it ran) the wait is skipped, so that a lone client is not delayed
-for company that never comes; the first overlap turns it back on. The queue is bounded in documents:
-:meth:`MicroBatcher.submit` raises :class:`QueueFull` rather than letting it grow.
+for company that never comes; the first overlap turns it back on. The queue is bounded
+in documents: :meth:`MicroBatcher.submit` raises :class:`QueueFull` rather than letting
+it grow.
 
 The batcher knows nothing of spaCy: ``process`` turns a list of texts into results (in
 order) and each job's ``finish`` turns its share of them into the reply, both on the
