@@ -4,7 +4,7 @@ in one run:
     python benchmarks/bench_serve.py MODEL [--texts FILE | --dev corpus/dev.spacy]
         [--limit 2000] [--clients 16] [--texts-per-request 1] [--duration 30]
         [--batch-size N] [--max-wait-ms 5] [--torch-threads N] [--server-torch-threads N]
-        [--single 300]
+        [--no-model-process] [--single 300]
         [--json results.json]
 
     # lisa_cpu on EWT dev sentences (the figures of BENCHMARKS.md)
@@ -30,7 +30,10 @@ in one run:
 
 The baseline is the mean of runs 1 and 4 (on a shared machine background load moves
 both). ``--torch-threads`` sets torch's threads for ``nlp.pipe`` here,
-``--server-torch-threads`` the server's ``--torch-threads``.
+``--server-torch-threads`` the server's ``--torch-threads``; ``--no-model-process``
+passes the same to the server (the model on a thread of the HTTP process). The CPU time
+per document of the HTTP process, of the model's process and of the clients shows where
+the cores went.
 The bar: server words/s >= 0.7 x ``nlp.pipe`` words/s, zero errors; printed at the end.
 Take real figures on an idle machine with the trained pipeline; any small saved
 pipeline checks that the script runs end to end.
@@ -92,6 +95,8 @@ def start_server(args: argparse.Namespace) -> Tuple[subprocess.Popen, str, int]:
     ]  # fmt: skip
     if args.server_torch_threads is not None:
         cmd += ["--torch-threads", str(args.server_torch_threads)]
+    if not args.model_process:
+        cmd += ["--no-model-process"]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, encoding="utf8")
     assert proc.stderr is not None
     deadline = time.monotonic() + 600
@@ -187,18 +192,37 @@ def process_cpu_seconds(pid: int) -> Optional[float]:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_per_doc(
-    docs: int, server_pid: int, server_before: Optional[float], clients_before: float
-) -> Dict[str, Optional[float]]:
-    """CPU milliseconds per document of the server process and of this one (the
-    clients) over the load test: where the two cores went."""
-    server_now = process_cpu_seconds(server_pid)
-    server = None if server_now is None or server_before is None else server_now - server_before
-    clients = time.process_time() - clients_before
-    return {
-        "server_cpu_ms_per_doc": None if server is None else 1000 * server / max(1, docs),
-        "clients_cpu_ms_per_doc": 1000 * clients / max(1, docs),
-    }
+class CPUMeter:
+    """CPU seconds used by the server's processes (the HTTP process and, when the model
+    has its own, the model's) and by this one (the clients) between start and read."""
+
+    def __init__(self, pids: Dict[str, int]) -> None:
+        self.pids = pids
+        self.before = {name: process_cpu_seconds(pid) for name, pid in pids.items()}
+        self.clients_before = time.process_time()
+
+    def per_doc(self, docs: int) -> Dict[str, Optional[float]]:
+        """Milliseconds per document: ``NAME_cpu_ms_per_doc`` for each process."""
+        out: Dict[str, Optional[float]] = {}
+        for name, pid in self.pids.items():
+            now, before = process_cpu_seconds(pid), self.before[name]
+            used = None if now is None or before is None else now - before
+            out[f"{name}_cpu_ms_per_doc"] = None if used is None else 1000 * used / max(1, docs)
+        clients = time.process_time() - self.clients_before
+        out["clients_cpu_ms_per_doc"] = 1000 * clients / max(1, docs)
+        return out
+
+
+def server_pids(host: str, port: int, server_pid: int) -> Dict[str, int]:
+    """The server's process ids from its /health: "server" (HTTP) and "model"."""
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    conn.request("GET", "/health")
+    replica = json.loads(conn.getresponse().read())["replica"]
+    conn.close()
+    pids = {"server": server_pid}
+    if replica.get("model_process"):
+        pids["model"] = int(replica["model_process"]["pid"])
+    return pids
 
 
 def load_test(
@@ -272,6 +296,12 @@ def main() -> None:
         default=None,
         help="the server's --torch-threads (default: the server's own default)",
     )
+    parser.add_argument(
+        "--no-model-process",
+        dest="model_process",
+        action="store_false",
+        help="serve with --no-model-process (the model on a thread of the HTTP process)",
+    )
     parser.add_argument("--single", type=int, default=300, help="single-client requests")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
@@ -296,9 +326,9 @@ def main() -> None:
         # warm-up: every text once, a few clients, not counted
         load_test(host, port, texts[: 4 * args.clients], min(4, args.clients), 2.0)
         print(f"{args.clients} clients for {args.duration:.0f}s...", flush=True)
-        server_cpu, clients_cpu = process_cpu_seconds(proc.pid), time.process_time()
+        meter = CPUMeter(server_pids(host, port, proc.pid))
         loaded = load_test(host, port, texts, args.clients, args.duration, args.texts_per_request)
-        loaded.update(cpu_per_doc(loaded["docs"], proc.pid, server_cpu, clients_cpu))
+        loaded.update(meter.per_doc(loaded["docs"]))
         mean_batch = server_batches(host, port)
         by_length = sorted(texts, key=len)
         sentence = by_length[len(by_length) // 2]
@@ -331,6 +361,7 @@ def main() -> None:
         "settings": {
             "torch_threads": torch.get_num_threads(),
             "server_torch_threads": args.server_torch_threads,
+            "model_process": args.model_process,
             "batch_size": args.batch_size,
             "texts_per_request": args.texts_per_request,
             "max_wait_ms": args.max_wait_ms,
@@ -358,9 +389,11 @@ def main() -> None:
     print(f"nlp.pipe in batches of {in_flight} (the largest the server can form) / nlp.pipe "
           f"words/s: {ceiling:.2f}")  # fmt: skip
     if loaded.get("server_cpu_ms_per_doc") is not None:
-        print(f"CPU per document under load: server {loaded['server_cpu_ms_per_doc']:.2f} ms, "
-              f"clients {loaded['clients_cpu_ms_per_doc']:.2f} ms; nlp.pipe in batches of "
-              f"{in_flight}: {1000 / pipe_small['docs_s']:.2f} ms wall")  # fmt: skip
+        model_cpu = loaded.get("model_cpu_ms_per_doc")
+        model = "" if model_cpu is None else f", model process {model_cpu:.2f} ms"
+        print(f"CPU per document under load: server (HTTP) {loaded['server_cpu_ms_per_doc']:.2f} "
+              f"ms{model}, clients {loaded['clients_cpu_ms_per_doc']:.2f} ms; nlp.pipe in "
+              f"batches of {in_flight}: {1000 / pipe_small['docs_s']:.2f} ms wall")  # fmt: skip
     print(f"server / nlp.pipe words/s: {ratio:.2f} (bar {BAR}) -> {'PASS' if ok else 'FAIL'}")
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf8")

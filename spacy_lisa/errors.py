@@ -568,6 +568,15 @@ class Errors(
         "--gpu-id is for --engine local; with --engine ray pass --replica-gpus 1 (Ray "
         "gives each replica its GPU)."
     )
+    E426 = (
+        "The model process stopped ({how}) while it labelled this batch; a new one has "
+        "been started. Retry the request; if the same text stops it again, report it "
+        "with the text."
+    )
+    E427 = (
+        "The model process did not start: {detail}. Check the model path and the "
+        "server's log; --no-model-process runs the model in the server's own process."
+    )
 
     # --- predict --engine ray: inputs, output directory, re-runs, Ray (E320-E349) ---------
     E320 = (

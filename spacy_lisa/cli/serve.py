@@ -21,6 +21,8 @@ SERVE_HELP = (
     "documents, or what has come within --max-wait-ms of the first). At most --max-queue "
     "documents wait; past that the server answers 503 with Retry-After. On SIGTERM it "
     "answers 503 to new requests while those in flight finish, then stops.\n\n"
+    "The model runs in a process of its own, so that answering HTTP and labelling use "
+    "different cores (--no-model-process: on a thread of the server's process).\n\n"
     "With --engine ray the same app runs on Ray Serve with --replicas replicas, each "
     "holding one pipeline (pip install 'spacy-lisa\\[ray-serve]')."
 )
@@ -57,6 +59,11 @@ def serve_cli(
     ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run on; -1 for the CPU"),
     access_log: bool = typer.Option(False, "--access-log", help="Log every request"),
+    model_process: bool = typer.Option(
+        True,
+        "--model-process/--no-model-process",
+        help="Run the model in a process of its own (local engine)",
+    ),
     engine: Engine = typer.Option(
         Engine.local, "--engine", help="local: this process; ray: Ray Serve replicas"
     ),
@@ -113,15 +120,31 @@ def serve_cli(
         ]
         if ray_only:
             raise UserError(Errors.E419.format(options=", ".join(ray_only)))
-        _serve_local(model, settings, host=host, port=port, gpu_id=gpu_id, access_log=access_log)
+        _serve_local(
+            model,
+            settings,
+            host=host,
+            port=port,
+            gpu_id=gpu_id,
+            access_log=access_log,
+            model_process=model_process,
+        )
     except (UserError, FileNotFoundError) as err:
         fail(err)
 
 
 def _serve_local(
-    model: str, settings: ServeSettings, *, host: str, port: int, gpu_id: int, access_log: bool
+    model: str,
+    settings: ServeSettings,
+    *,
+    host: str,
+    port: int,
+    gpu_id: int,
+    access_log: bool,
+    model_process: bool,
 ) -> None:
     try:
+        from ..serve.model_process import ModelProcessError
         from ..serve.server import bind_socket, serve
         from ..serve.service import SRLService
     except ImportError as err:
@@ -132,7 +155,10 @@ def _serve_local(
     except ValueError as err:
         raise UserError(str(err)) from None
     stderr(f"ℹ Loading {model}")
-    service = SRLService.load(model, settings, gpu_id=gpu_id)
+    try:
+        service = SRLService.load(model, settings, gpu_id=gpu_id, model_process=model_process)
+    except ModelProcessError as err:
+        raise UserError(str(err)) from None
     try:
         serve(service, host=host, port=port, access_log=access_log, echo=stderr)
     except ValueError as err:  # the port was taken while the model loaded

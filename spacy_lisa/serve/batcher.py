@@ -15,7 +15,9 @@ it grow.
 
 The batcher knows nothing of spaCy: ``process`` turns a list of texts into results (in
 order) and each job's ``finish`` turns its share of them into the reply, both on the
-worker thread, so the event loop never runs the model or builds records.
+worker thread (:func:`run_jobs`), so the event loop never runs the model or builds
+records. Given ``execute`` instead, the batcher hands each batch's jobs (texts and
+``finish``) to it as they are: :mod:`.model_process` runs them in another process.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Deque, List, Optional, Sequence
+from typing import Any, Callable, Deque, List, Optional, Sequence, Tuple
 
 logger = logging.getLogger("spacy_lisa.serve")
 
@@ -48,16 +50,64 @@ class BatcherStopped(Exception):
 
 
 class BatchFailed(Exception):
-    """``process`` or ``finish`` raised on this job's documents, even when run alone."""
+    """``process`` or ``finish`` raised on this job's documents, even when run alone.
 
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(f"{type(cause).__name__}: {cause}")
+    ``cause`` is the exception, or its description when it was raised in another
+    process (a BatchFailed pickles as its message)."""
+
+    def __init__(self, cause: BaseException | str) -> None:
+        message = cause if isinstance(cause, str) else f"{type(cause).__name__}: {cause}"
+        super().__init__(message)
         self.cause = cause
+
+
+Finish = Callable[[List[Any]], Any]
+JobSpec = Tuple[Sequence[str], Finish]
+# jobs -> (one outcome per job: its reply or a BatchFailed; the results of the texts run)
+Execute = Callable[[List[JobSpec]], Tuple[List[Any], List[Any]]]
+
+
+def run_jobs(
+    process: Callable[[List[str]], List[Any]], jobs: Sequence[JobSpec]
+) -> Tuple[List[Any], List[Any]]:
+    """All jobs' texts through one ``process`` call, then each job's ``finish`` on its
+    share of the results. If the call fails, each job runs alone, so that one bad
+    document fails its own request and not the others of its batch."""
+    texts = [text for job_texts, _ in jobs for text in job_texts]
+    try:
+        results = list(process(texts))
+        outcomes = []
+        offset = 0
+        for job_texts, finish in jobs:
+            share = results[offset : offset + len(job_texts)]
+            offset += len(job_texts)
+            outcomes.append(_finish(finish, share))
+        return outcomes, results
+    except Exception:
+        results = []
+        outcomes = []
+        for job_texts, finish in jobs:
+            try:
+                share = list(process(list(job_texts)))
+            except Exception as err:
+                outcomes.append(BatchFailed(err))
+                continue
+            results.extend(share)
+            outcomes.append(_finish(finish, share))
+        return outcomes, results
+
+
+def _finish(finish: Finish, share: List[Any]) -> Any:
+    try:
+        return finish(share)
+    except Exception as err:
+        return BatchFailed(err)
 
 
 @dataclass
 class BatchInfo:
-    """What one batch did, for metrics."""
+    """What one batch did, for metrics: ``results`` are what ``process`` returned for
+    its texts (or what ``execute`` reports for them)."""
 
     docs: int
     jobs: int
@@ -68,7 +118,7 @@ class BatchInfo:
 @dataclass
 class _Job:
     texts: Sequence[str]
-    finish: Callable[[List[Any]], Any]
+    finish: Finish
     future: asyncio.Future[Any]
     loop: asyncio.AbstractEventLoop
     enqueued: float = field(default_factory=time.monotonic)
@@ -77,22 +127,35 @@ class _Job:
 class MicroBatcher:
     """Gathers jobs (lists of texts) into batches run by one worker thread.
 
-    process: texts -> one result per text, in order (e.g. a list of Docs from nlp.pipe).
+    process: texts -> one result per text, in order (e.g. a list of Docs from nlp.pipe),
+        run with each job's ``finish`` by :func:`run_jobs`;
+    execute: instead of ``process``, runs a batch's jobs itself (see :data:`Execute`);
     on_batch: called on the worker thread after each batch (metrics).
     init: called once on the worker thread before the first batch (e.g. to select a GPU).
     """
 
     def __init__(
         self,
-        process: Callable[[List[str]], List[Any]],
+        process: Optional[Callable[[List[str]], List[Any]]] = None,
         *,
+        execute: Optional[Execute] = None,
         batch_size: int,
         max_wait: float,
         max_queue: int,
         on_batch: Optional[Callable[[BatchInfo], None]] = None,
         init: Optional[Callable[[], None]] = None,
     ) -> None:
-        self.process = process
+        if (process is None) == (execute is None):
+            raise ValueError("give the batcher either process or execute")
+        if process is not None:
+            in_thread = process
+
+            def execute_here(jobs: List[JobSpec]) -> Tuple[List[Any], List[Any]]:
+                return run_jobs(in_thread, jobs)
+
+            execute = execute_here
+        assert execute is not None
+        self.execute: Execute = execute
         self.batch_size = batch_size
         self.max_wait = max_wait
         self.max_queue = max_queue
@@ -236,31 +299,12 @@ class MicroBatcher:
                 self._solo = False
 
     def _run(self, jobs: List[_Job]) -> None:
-        texts = [text for job in jobs for text in job.texts]
+        n_docs = sum(len(job.texts) for job in jobs)
         start = time.perf_counter()
-        try:
-            results = list(self.process(texts))
-            outcomes = []
-            offset = 0
-            for job in jobs:
-                share = results[offset : offset + len(job.texts)]
-                offset += len(job.texts)
-                outcomes.append(self._finish(job, share))
-        except Exception:
-            # one bad document must not fail the others of its batch: run each job alone
-            results = []
-            outcomes = []
-            for job in jobs:
-                try:
-                    share = list(self.process(list(job.texts)))
-                except Exception as err:
-                    outcomes.append(BatchFailed(err))
-                    continue
-                results.extend(share)
-                outcomes.append(self._finish(job, share))
+        outcomes, results = self.execute([(job.texts, job.finish) for job in jobs])
         seconds = time.perf_counter() - start
         if seconds > 0:
-            rate = len(texts) / seconds
+            rate = n_docs / seconds
             self._docs_per_second = (
                 rate if self._docs_per_second == 0 else (0.8 * self._docs_per_second + 0.2 * rate)
             )
@@ -269,16 +313,9 @@ class MicroBatcher:
             _resolve_threadsafe(job, outcome)
         if self.on_batch is not None:
             try:
-                self.on_batch(BatchInfo(len(texts), len(jobs), seconds, results))
+                self.on_batch(BatchInfo(n_docs, len(jobs), seconds, results))
             except Exception:  # metrics must never cost an answer
                 logger.exception("on_batch failed")
-
-    @staticmethod
-    def _finish(job: _Job, share: List[Any]) -> Any:
-        try:
-            return job.finish(share)
-        except Exception as err:
-            return BatchFailed(err)
 
 
 def _resolve_threadsafe(job: _Job, outcome: Any) -> None:
@@ -298,4 +335,12 @@ def _resolve(future: asyncio.Future[Any], outcome: Any) -> None:
         future.set_result(outcome)
 
 
-__all__ = ["BatchFailed", "BatchInfo", "BatcherStopped", "MicroBatcher", "QueueFull"]
+__all__ = [
+    "BatchFailed",
+    "BatchInfo",
+    "BatcherStopped",
+    "Execute",
+    "MicroBatcher",
+    "QueueFull",
+    "run_jobs",
+]

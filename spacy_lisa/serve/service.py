@@ -4,67 +4,41 @@ Documents become records exactly as ``spacy-lisa predict`` makes them: the texts
 through ``nlp.pipe`` and each Doc through predict's own formatter (JSON lines, AllenNLP
 or CoNLL-2005) with the text's 1-based position in the request as its ``line``, so a
 request's records are, byte for byte, the lines predict writes for a file holding the
-same texts one per line.
+same texts one per line. The pipeline runs on the batcher's worker thread or, with
+``model_process=True`` (what ``spacy-lisa serve`` does), in a child process of its own
+(:mod:`.model_process`).
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from spacy.language import Language
-from spacy.tokens import Doc
 
 from ..about import __version__
-from ..cli.predict import FORMATTERS, OutputFormat
+from ..cli.predict import OutputFormat
 from ..device import select_device
-from ..inputs import InputDoc
 from ..loading import load_pipeline
-from ..render import render
 from .batcher import BatchInfo, MicroBatcher
 from .metrics import ServeMetrics
+from .model import (
+    Annotated,
+    DocCounts,
+    ModelInfo,
+    RecordsTask,
+    RenderTask,
+    pipe_texts,
+    srl_component,
+)
+from .model_process import ModelProcess
 from .settings import ServeSettings
 
 
-@dataclass(frozen=True)
-class Annotated:
-    """A request's output: predict's text for each document, in order."""
-
-    format: OutputFormat
-    parts: List[str]
-
-    def json_body(self) -> str:
-        """``{"records": [...]}`` from the JSON lines predict wrote (no re-encoding)."""
-        # split on "\n" only: json.dumps escapes every newline inside a string, but
-        # str.splitlines() would also split at U+2028 and U+2029, which it leaves as they are
-        records = [line for part in self.parts for line in part.split("\n") if line]
-        return '{"records":[' + ",".join(records) + "]}"
-
-    def text_body(self) -> str:
-        return "".join(self.parts)
-
-
-def _model_info(nlp: Language) -> Dict[str, str]:
-    meta = nlp.meta
-    return {
-        "name": f"{nlp.lang}_{meta.get('name') or 'pipeline'}",
-        "version": str(meta.get("version") or "0.0.0"),
-        "lang": str(nlp.lang),
-    }
-
-
-def srl_component(nlp: Language) -> Any:
-    """The pipeline's ``lisa_srl`` component (load_pipeline checked there is one)."""
-    for name in nlp.pipe_names:
-        if nlp.get_pipe_meta(name).factory == "lisa_srl":
-            return nlp.get_pipe(name)
-    raise ValueError("no lisa_srl component")
-
-
 class SRLService:
-    """One loaded pipeline served through a :class:`MicroBatcher`.
+    """One pipeline served through a :class:`MicroBatcher`: ``nlp`` (a loaded pipeline,
+    run on the batcher's thread) or a :class:`ModelProcess` (run in its own process).
 
     Start it (:meth:`start`) on the process that serves, stop it (:meth:`stop`) after the
     last request; :meth:`annotate` and :meth:`render_html` are called on the event loop.
@@ -72,27 +46,42 @@ class SRLService:
 
     def __init__(
         self,
-        nlp: Language,
+        nlp: Language | ModelProcess,
         settings: ServeSettings,
         *,
         model: str = "",
         worker_init: Optional[Callable[[], None]] = None,
     ) -> None:
-        self.nlp = nlp
         self.settings = settings
         self.model_path = model
-        self.info = _model_info(nlp)
-        if settings.torch_threads is not None:
-            import torch
+        self.model_process: Optional[ModelProcess] = None
+        if isinstance(nlp, ModelProcess):
+            self.model_process = nlp
+            self.model_info = nlp.info
+            batcher_run: Dict[str, Any] = {"execute": nlp.execute}
+        else:
+            if settings.torch_threads is not None:
+                import torch
 
-            # process-wide: several servers (or replicas) on one machine share its cores
-            torch.set_num_threads(settings.torch_threads)
-        if settings.max_chars > nlp.max_length:
-            # spaCy refuses texts over nlp.max_length; --max-chars is the limit chosen here
-            nlp.max_length = settings.max_chars
+                # process-wide: several servers (or replicas) on one machine share its cores
+                torch.set_num_threads(settings.torch_threads)
+            if settings.max_chars > nlp.max_length:
+                # spaCy refuses texts over nlp.max_length; --max-chars is the limit chosen
+                nlp.max_length = settings.max_chars
+            self.model_info = ModelInfo.of(nlp)
+
+            def process(texts: List[str]) -> List[Any]:
+                return pipe_texts(nlp, texts)
+
+            batcher_run = {"process": process}
+        self.info = {
+            "name": self.model_info.name,
+            "version": self.model_info.version,
+            "lang": self.model_info.lang,
+        }
         self.metrics = ServeMetrics(self.info)
         self.batcher = MicroBatcher(
-            self._pipe,
+            **batcher_run,
             batch_size=settings.batch_size,
             max_wait=settings.max_wait_ms / 1000.0,
             max_queue=settings.max_queue,
@@ -104,9 +93,25 @@ class SRLService:
         self.in_flight = 0  # HTTP requests being answered (kept by ServeMiddleware)
 
     @classmethod
-    def load(cls, model: str, settings: ServeSettings, *, gpu_id: int = -1) -> SRLService:
+    def load(
+        cls,
+        model: str,
+        settings: ServeSettings,
+        *,
+        gpu_id: int = -1,
+        model_process: bool = False,
+    ) -> SRLService:
         """Load ``model`` as ``predict`` does (a UserError with a numbered message, e.g.
-        E450 for a GPU that cannot be used, when it cannot be)."""
+        E450 for a GPU that cannot be used, when it cannot be); ``model_process``: in a
+        child process (a ModelProcessError, E427, with the child's reason)."""
+        if model_process:
+            child = ModelProcess(
+                model,
+                gpu_id=gpu_id,
+                torch_threads=settings.torch_threads,
+                max_length=settings.max_chars,
+            )
+            return cls(child, settings, model=model)
         nlp = load_pipeline(model, gpu_id)
         init = None
         if gpu_id >= 0:
@@ -121,17 +126,16 @@ class SRLService:
         self.batcher.start()
 
     def stop(self, timeout: Optional[float] = None) -> None:
+        """Run what is queued, then stop the batcher and the model process."""
         self.batcher.stop(timeout)
+        if self.model_process is not None:
+            self.model_process.stop()
 
     # --------------------------------------------------------------- the model --------
-    def _pipe(self, texts: List[str]) -> List[Doc]:
-        # one nlp.pipe call for the whole batch, as predict calls it for its input
-        return list(self.nlp.pipe(texts, batch_size=max(1, len(texts))))
-
     def _observe_batch(self, batch: BatchInfo) -> None:
-        docs = batch.results
-        words = sum(len(doc) for doc in docs)
-        frames = sum(len(doc._.srl_frames) for doc in docs)
+        counts = [DocCounts.of(result) for result in batch.results]
+        words = sum(c.words for c in counts)
+        frames = sum(c.frames for c in counts)
         self.metrics.observe_batch(batch.docs, words, frames, batch.seconds)
 
     async def annotate(
@@ -141,47 +145,40 @@ class SRLService:
         output_format: OutputFormat = OutputFormat.jsonl,
     ) -> Annotated:
         """predict's output for ``texts`` (ids as JSONL ``"id"``s; ``None``: no id)."""
-        formatter = FORMATTERS[output_format]
-        sources = [
-            InputDoc(i + 1, text, None if ids is None else ids[i]) for i, text in enumerate(texts)
-        ]
-
-        def finish(docs: List[Doc]) -> Annotated:
-            # on the worker thread: the records are built there, not on the event loop
-            parts = [formatter(doc, src) for doc, src in zip(docs, sources, strict=True)]
-            return Annotated(output_format, parts)
-
-        return await self.batcher.submit(list(texts), finish)
+        task = RecordsTask(output_format, None if ids is None else tuple(ids))
+        return await self.batcher.submit(list(texts), task)
 
     async def render_html(self, texts: Sequence[str]) -> str:
         """The render view of ``texts`` as an HTML fragment (its CSS scoped inside)."""
-
-        def finish(docs: List[Doc]) -> str:
-            return str(render(docs, page=False, jupyter=False))
-
-        return await self.batcher.submit(list(texts), finish)
+        return await self.batcher.submit(list(texts), RenderTask())
 
     # ---------------------------------------------------------------- health ----------
     def labels(self) -> List[str]:
-        return list(srl_component(self.nlp).labels)
+        return list(self.model_info.labels)
 
     def health(self) -> Dict[str, Any]:
         """What ``GET /health`` reports."""
+        replica: Dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid()}
+        if self.model_process is not None:
+            replica["model_process"] = {
+                "pid": self.model_process.pid,
+                "restarts": self.model_process.restarts,
+            }
         return {
             "status": "draining" if self.draining else "ok",
             "model": {
                 "loaded": True,  # a service exists only once its pipeline has loaded
                 **self.info,
                 "path": self.model_path,
-                "pipeline": list(self.nlp.pipe_names),
-                "spacy_version": str(self.nlp.meta.get("spacy_version", "")),
+                "pipeline": list(self.model_info.pipeline),
+                "spacy_version": self.model_info.spacy_version,
             },
             "labels": self.labels(),
             "spacy_lisa_version": __version__,
             "settings": self.settings.as_dict(),
             "queue_docs": self.batcher.queued_docs,
             "busy_docs": self.batcher.busy_docs,
-            "replica": {"host": socket.gethostname(), "pid": os.getpid()},
+            "replica": replica,
         }
 
 

@@ -1,0 +1,159 @@
+"""The served model in a process of its own (``spacy-lisa serve``'s default): the same
+replies as the model on the batcher's thread, a child that dies is replaced (the batch
+it held fails with E426, the next is served), a model that cannot load is reported
+with the child's reason (E427), and the child does not outlive its server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any, List
+
+import pytest
+from serve_testing import request, start_server, wait_for
+from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
+
+from spacy_lisa.cli.predict import OutputFormat
+
+pytest.importorskip("fastapi")
+
+from spacy_lisa.serve.batcher import BatchFailed  # noqa: E402
+from spacy_lisa.serve.model import RecordsTask  # noqa: E402
+from spacy_lisa.serve.model_process import ModelProcess, ModelProcessError  # noqa: E402
+from spacy_lisa.serve.service import SRLService  # noqa: E402
+from spacy_lisa.serve.settings import ServeSettings  # noqa: E402
+
+pytestmark = pytest.mark.slow  # trains a small pipeline, starts model processes
+
+ODD_TEXTS = ["a\u0000b sold it.", "\u202eJohn sold \U0001f600 the car.", "  Mary came.  "]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    nlp = train_tiny_pipeline(TEXT_SENTENCES, TINY_MODEL, steps=30)
+    path = tmp_path_factory.mktemp("model_process") / "lisa"
+    nlp.to_disk(path)
+    return path
+
+
+def process_gone(pid: int) -> bool:
+    """No such process, or a zombie (exited, not yet reaped by its new parent)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def replies(service: SRLService, texts: List[str]) -> List[Any]:
+    """Every kind of reply the service gives for ``texts``."""
+
+    async def run() -> List[Any]:
+        out: List[Any] = []
+        for fmt in OutputFormat:
+            ids = [f"doc-{i}" for i in range(len(texts))]
+            out.append((await service.annotate(texts, ids, fmt)).parts)
+        out.append(await service.render_html(texts[:5]))
+        return out
+
+    service.start()
+    try:
+        return asyncio.run(run())
+    finally:
+        service.stop(30)
+
+
+def test_replies_are_those_of_the_model_in_the_server(model_dir: Path) -> None:
+    texts = make_texts(40, seed=5) + ODD_TEXTS
+    settings = ServeSettings(batch_size=16)
+    here = replies(SRLService.load(str(model_dir), settings), texts)
+    service = SRLService.load(str(model_dir), settings, model_process=True)
+    assert service.model_process is not None and service.model_process.pid != os.getpid()
+    there = replies(service, texts)
+    assert there == here
+    assert len(there[0]) == len(texts) and "Mary" in there[0][-1]
+    assert process_gone(service.model_process.pid or 0) or not service.model_process.alive
+
+
+def test_a_dead_model_process_is_replaced(model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = SRLService.load(str(model_dir), ServeSettings(), model_process=True)
+    child = service.model_process
+    assert child is not None
+    service.start()
+
+    async def annotate(text: str) -> Any:
+        return await service.annotate([text])
+
+    try:
+        # killed while idle: the next request is served by a new one, nothing fails
+        first = child.pid
+        os.kill(first or 0, signal.SIGKILL)
+        wait_for(lambda: not child.alive, what="the child to die")
+        reply = asyncio.run(annotate("Mary sold the car."))
+        assert '"Mary"' in reply.json_body()
+        assert child.restarts == 1 and child.pid not in (None, first)
+        assert service.health()["replica"]["model_process"] == {
+            "pid": child.pid,
+            "restarts": 1,
+        }
+        # killed while it holds a batch (here: just after the check that it lives): that
+        # batch fails with E426, which says it was replaced; the next one is served
+        os.kill(child.pid or 0, signal.SIGKILL)
+        wait_for(lambda: process_gone(child.pid or 0), what="the child to die")
+        with monkeypatch.context() as patch:
+            patch.setattr(ModelProcess, "alive", property(lambda self: True))
+            with pytest.raises(BatchFailed, match="E426") as failed:
+                asyncio.run(annotate("Tom gave Anna flowers."))
+        assert "killed by SIGKILL" in str(failed.value)
+        assert child.restarts == 2
+        assert '"Anna"' in asyncio.run(annotate("Tom gave Anna flowers.")).json_body()
+    finally:
+        service.stop(30)
+    assert not child.alive
+
+
+def test_a_failing_request_fails_alone_in_the_model_process(model_dir: Path) -> None:
+    service = SRLService.load(str(model_dir), ServeSettings(max_wait_ms=200), model_process=True)
+    service.start()
+
+    async def both() -> List[Any]:
+        # two ids for three texts: this request's records cannot be written
+        bad = service.batcher.submit(["Mary came.", "Tom came.", "It rained."], RecordsTask(
+            OutputFormat.jsonl, ("a", "b")
+        ))  # fmt: skip
+        good = service.annotate(["Mary sold the car."])
+        return list(await asyncio.gather(bad, good, return_exceptions=True))
+
+    try:
+        bad, good = asyncio.run(both())
+    finally:
+        service.stop(30)
+    # the failure crossed the process boundary with its description
+    assert isinstance(bad, BatchFailed) and "IndexError" in str(bad), bad
+    assert '"Mary"' in good.json_body()
+
+
+def test_a_model_that_cannot_load_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(ModelProcessError) as err:
+        ModelProcess(str(tmp_path / "no-model"))
+    # E427 with the reason the child gave: load_model's E317 for a missing path
+    assert "E427" in str(err.value) and "E317" in str(err.value)
+
+
+def test_the_model_process_ends_with_its_server(model_dir: Path) -> None:
+    for stop in (signal.SIGTERM, signal.SIGKILL):
+        server, url = start_server(model_dir)
+        try:
+            replica = request(f"{url}/health").json()["replica"]
+            child = replica["model_process"]["pid"]
+            assert child != replica["pid"] and not process_gone(child)
+            server.proc.send_signal(stop)
+            assert server.proc.wait(60) == (0 if stop == signal.SIGTERM else -stop)
+            # SIGTERM: the server stops it; SIGKILL: it sees its pipe close and exits
+            wait_for(
+                lambda pid=child: process_gone(pid), timeout=30, what=f"the child after {stop!r}"
+            )
+        finally:
+            server.kill()
