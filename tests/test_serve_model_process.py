@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, List
 
 import pytest
-from serve_testing import request, start_server, wait_for
+from serve_testing import metric, post_json, request, start_server, wait_for
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
 
 from spacy_lisa.cli.predict import OutputFormat
@@ -39,12 +39,15 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def process_gone(pid: int) -> bool:
-    """No such process, or a zombie (exited, not yet reaped by its new parent)."""
+    """No such process, or one that has exited and waits to be reaped: a zombie with no
+    thread left (a killed process's first thread turns zombie while its other threads,
+    torch's among them, still hold its files)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
+        threads = len(os.listdir(f"/proc/{pid}/task"))
     except FileNotFoundError:
         return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+    return stat.rsplit(")", 1)[1].split()[0] == "Z" and threads <= 1
 
 
 def replies(service: SRLService, texts: List[str]) -> List[Any]:
@@ -149,6 +152,15 @@ def test_the_model_process_ends_with_its_server(model_dir: Path) -> None:
             replica = request(f"{url}/health").json()["replica"]
             child = replica["model_process"]["pid"]
             assert child != replica["pid"] and not process_gone(child)
+            if stop == signal.SIGTERM:
+                # over HTTP: a killed model process is replaced, the metrics count it
+                os.kill(child, signal.SIGKILL)
+                wait_for(lambda pid=child: process_gone(pid), what="the child to die")
+                reply = post_json(f"{url}/v1/annotate", {"text": "Mary sold the car."})
+                assert reply.status == 200, reply.json()["message"]
+                assert metric(url, "lisa_serve_model_process_restarts") == 1
+                child = request(f"{url}/health").json()["replica"]["model_process"]["pid"]
+                assert not process_gone(child)
             server.proc.send_signal(stop)
             assert server.proc.wait(60) == (0 if stop == signal.SIGTERM else -stop)
             # SIGTERM: the server stops it; SIGKILL: it sees its pipe close and exits

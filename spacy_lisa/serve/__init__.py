@@ -2,8 +2,10 @@
 ``spacy-lisa[serve]`` extra: FastAPI, uvicorn, prometheus_client).
 
 Modules: :mod:`.settings` (limits and batching options), :mod:`.batcher` (requests
-gathered into ``nlp.pipe`` batches on a worker thread), :mod:`.service` (the pipeline,
-predict's records), :mod:`.schemas` and :mod:`.validation` (the API's JSON and its
+gathered into ``nlp.pipe`` batches on a worker thread), :mod:`.model` (what a request
+asks of its documents: predict's records or the render view), :mod:`.model_process`
+(the pipeline in a child process), :mod:`.service` (the pipeline behind the batcher),
+:mod:`.schemas` and :mod:`.validation` (the API's JSON and its
 checks), :mod:`.metrics` (Prometheus), :mod:`.middleware` (in-flight count, drain,
 body limit), :mod:`.page` (the demo page), :mod:`.app` (the FastAPI app), :mod:`.server`
 (uvicorn with a graceful drain) and :mod:`.ray_serve` (the same app on Ray Serve).

@@ -158,6 +158,7 @@ def create_app(service: SRLService) -> FastAPI:
         m.queued.set(service.batcher.queued_docs)
         m.busy.set(service.batcher.busy_docs)
         m.draining.set(1 if service.draining else 0)
+        m.model_restarts.set(service.model_process.restarts if service.model_process else 0)
         body, content_type = m.exposition(request.headers.get("accept"))
         return Response(body, headers={"Content-Type": content_type})
 

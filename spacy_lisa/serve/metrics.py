@@ -109,6 +109,11 @@ class ServeMetrics:
         self.busy = Gauge(f"{PREFIX}_busy_docs", "Documents in the running batch", registry=r)
         self.in_flight = Gauge(f"{PREFIX}_in_flight_requests", "Requests in progress", registry=r)
         self.draining = Gauge(f"{PREFIX}_draining", "1 while shutting down", registry=r)
+        self.model_restarts = Gauge(
+            f"{PREFIX}_model_process_restarts",
+            "Times the model process died and was replaced (0 without one)",
+            registry=r,
+        )
         info = Gauge(
             f"{PREFIX}_model_info",
             "The pipeline served (value 1)",

@@ -22,6 +22,7 @@ import atexit
 import functools
 import logging
 import multiprocessing
+import multiprocessing.connection
 import signal
 import threading
 from multiprocessing.connection import Connection
@@ -71,7 +72,15 @@ class ModelProcess:
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.is_alive()
+        """The child is there to take a batch. Read from its pipe, not its exit status:
+        the server's event loop (uvloop) may reap a dead child before anyone asks, and
+        between batches the child sends nothing, so anything to read means it closed."""
+        if self._process is None or self._conn is None or _has_exited(self._process):
+            return False
+        try:
+            return not self._conn.poll(0)
+        except OSError:
+            return False
 
     def _spawn(self) -> ModelInfo:
         context = multiprocessing.get_context("spawn")
@@ -127,7 +136,7 @@ class ModelProcess:
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the child once it has finished its batch (killed after ``timeout`` s)."""
         if not self._lock.acquire(timeout=timeout):  # a batch is still running: end it
-            if self._process is not None:
+            if self._process is not None and not _has_exited(self._process):
                 self._process.kill()
             return
         try:
@@ -143,7 +152,7 @@ class ModelProcess:
     def _close(self, timeout: float = 5.0) -> None:
         if self._process is not None:
             self._process.join(timeout)
-            if self._process.is_alive():
+            if not _has_exited(self._process):
                 self._process.kill()  # it ignores SIGTERM (see the module docstring)
                 self._process.join(5)
         if self._conn is not None:
@@ -151,11 +160,17 @@ class ModelProcess:
         self._process = self._conn = None
 
 
+def _has_exited(process: BaseProcess) -> bool:
+    """Its sentinel is ready: it has exited, whether or not its status was collected
+    (``is_alive()`` says True for ever once another waiter took the status)."""
+    return bool(multiprocessing.connection.wait([process.sentinel], 0))
+
+
 def _how_it_stopped(process: BaseProcess) -> str:
     process.join(1)
     code = process.exitcode
-    if code is None:
-        return "stopped answering"
+    if code is None:  # gone, its status taken by another waiter; or still running
+        return "exited" if _has_exited(process) else "stopped answering"
     if code < 0:
         try:
             return f"was killed by {signal.Signals(-code).name}"
