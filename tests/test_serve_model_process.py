@@ -169,3 +169,17 @@ def test_the_model_process_ends_with_its_server(model_dir: Path) -> None:
             )
         finally:
             server.kill()
+
+
+def test_a_batch_lost_with_its_model_process_is_answered_503() -> None:
+    # what the HTTP layer answers for the BatchFailed the test above gets: retry, at once
+    from spacy_lisa.errors import Errors
+    from spacy_lisa.serve.app import _failed
+    from spacy_lisa.serve.validation import Documents
+
+    lost = BatchFailed(ModelProcessError(Errors.E426.format(how="was killed by SIGKILL")))
+    err = _failed(Documents(["Mary came."], None), lost)
+    assert err.status == 503 and err.headers == {"Retry-After": "1"}
+    assert err.body()["code"] == "E426" and "killed by SIGKILL" in err.message
+    # a model that fails on a text is still a 500 (E415)
+    assert _failed(Documents(["x"], None), BatchFailed(ValueError("bad"))).status == 500

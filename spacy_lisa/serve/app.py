@@ -25,6 +25,7 @@ from ..cli.predict import OutputFormat
 from ..errors import Errors
 from .batcher import BatcherStopped, BatchFailed, QueueFull
 from .middleware import BodyTooLarge, ServeMiddleware
+from .model_process import ModelProcessError
 from .page import demo_page
 from .schemas import AnnotateRequest, AnnotateResponse, ErrorResponse, HealthResponse
 from .service import SRLService
@@ -50,7 +51,11 @@ ERRORS: Dict[int | str, Dict[str, Any]] = {
     413: {"model": ErrorResponse, "description": "Too many or too long texts (E406/E407/E412)"},
     422: {"model": ErrorResponse, "description": "The request is not valid (E401-E411)"},
     500: {"model": ErrorResponse, "description": "The model failed on a text (E415)"},
-    503: {"model": ErrorResponse, "description": "Queue full (E413) or shutting down (E414)"},
+    503: {
+        "model": ErrorResponse,
+        "description": "Queue full (E413), shutting down (E414) or the model process "
+        "replaced under the request (E426): retry after Retry-After",
+    },
 }
 
 
@@ -189,6 +194,9 @@ def _stopping() -> RequestError:
 
 
 def _failed(documents: Documents, err: BatchFailed) -> RequestError:
+    if isinstance(err.cause, ModelProcessError):
+        # the model process died under this batch and has been replaced: try again
+        return RequestError(503, str(err.cause), {"Retry-After": "1"})
     field = '"text"' if len(documents.texts) == 1 else f"one of {len(documents.texts)} texts"
     return RequestError(500, Errors.E415.format(field=field, detail=err))
 
