@@ -72,9 +72,10 @@ class ModelProcess:
 
     @property
     def alive(self) -> bool:
-        """The child is there to take a batch. Read from its pipe, not its exit status:
-        the server's event loop (uvloop) may reap a dead child before anyone asks, and
-        between batches the child sends nothing, so anything to read means it closed."""
+        """The child is there to take a batch. Read from its sentinel and its pipe (between
+        batches the child sends nothing, so anything to read means it closed), not from
+        ``is_alive()``, which says True for ever once another part of the program (a
+        SIGCHLD handler, ``os.wait``) has collected the child's exit status."""
         if self._process is None or self._conn is None or _has_exited(self._process):
             return False
         try:
