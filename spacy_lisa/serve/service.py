@@ -74,11 +74,6 @@ class SRLService:
                 return pipe_texts(nlp, texts)
 
             batcher_run = {"process": process}
-        self.info = {
-            "name": self.model_info.name,
-            "version": self.model_info.version,
-            "lang": self.model_info.lang,
-        }
         self.metrics = ServeMetrics(self.info)
         self.batcher = MicroBatcher(
             **batcher_run,
@@ -91,6 +86,15 @@ class SRLService:
         # set by the server on SIGTERM: new requests get 503 while these finish
         self.draining = False
         self.in_flight = 0  # HTTP requests being answered (kept by ServeMiddleware)
+
+    @property
+    def info(self) -> Dict[str, str]:
+        """The model's name, version and language (the metrics' model_info labels)."""
+        return {
+            "name": self.model_info.name,
+            "version": self.model_info.version,
+            "lang": self.model_info.lang,
+        }
 
     @classmethod
     def load(
