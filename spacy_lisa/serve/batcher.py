@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import logging
 import math
 import threading
@@ -148,12 +149,7 @@ class MicroBatcher:
         if (process is None) == (execute is None):
             raise ValueError("give the batcher either process or execute")
         if process is not None:
-            in_thread = process
-
-            def execute_here(jobs: List[JobSpec]) -> Tuple[List[Any], List[Any]]:
-                return run_jobs(in_thread, jobs)
-
-            execute = execute_here
+            execute = functools.partial(run_jobs, process)
         assert execute is not None
         self.execute: Execute = execute
         self.batch_size = batch_size

@@ -51,6 +51,20 @@ def srl_component(nlp: Language) -> Any:
     raise ValueError("no lisa_srl component")
 
 
+def apply_model_settings(
+    nlp: Language, torch_threads: Optional[int], max_chars: Optional[int]
+) -> None:
+    """What the server's options set on the process that runs ``nlp``."""
+    if torch_threads is not None:
+        import torch
+
+        # process-wide: several servers (or replicas) on one machine share its cores
+        torch.set_num_threads(torch_threads)
+    if max_chars is not None and max_chars > nlp.max_length:
+        # spaCy refuses texts over nlp.max_length; --max-chars is the limit chosen
+        nlp.max_length = max_chars
+
+
 def pipe_texts(nlp: Language, texts: List[str]) -> List[Doc]:
     """One ``nlp.pipe`` call for a whole batch, as predict calls it for its input."""
     return list(nlp.pipe(texts, batch_size=max(1, len(texts))))
@@ -119,6 +133,7 @@ __all__ = [
     "ModelInfo",
     "RecordsTask",
     "RenderTask",
+    "apply_model_settings",
     "pipe_texts",
     "srl_component",
 ]

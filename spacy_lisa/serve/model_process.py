@@ -31,7 +31,7 @@ from typing import Any, List, Optional, Tuple
 
 from ..errors import Errors
 from .batcher import BatchFailed, JobSpec, run_jobs
-from .model import DocCounts, ModelInfo, pipe_texts
+from .model import DocCounts, ModelInfo, apply_model_settings, pipe_texts
 
 logger = logging.getLogger("spacy_lisa.serve")
 
@@ -193,14 +193,8 @@ def _child_main(
     try:
         from ..loading import load_pipeline
 
-        if torch_threads is not None:
-            import torch
-
-            torch.set_num_threads(torch_threads)
         nlp = load_pipeline(model, gpu_id)
-        if max_length is not None and max_length > nlp.max_length:
-            # spaCy refuses texts over nlp.max_length; --max-chars is the limit chosen
-            nlp.max_length = max_length
+        apply_model_settings(nlp, torch_threads, max_length)
         info = ModelInfo.of(nlp)
     except BaseException as err:  # the reason goes to the server, which reports it
         conn.send(("error", str(err) or type(err).__name__))

@@ -11,6 +11,7 @@ same texts one per line. The pipeline runs on the batcher's worker thread or, wi
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -29,6 +30,7 @@ from .model import (
     ModelInfo,
     RecordsTask,
     RenderTask,
+    apply_model_settings,
     pipe_texts,
     srl_component,
 )
@@ -55,28 +57,19 @@ class SRLService:
         self.settings = settings
         self.model_path = model
         self.model_process: Optional[ModelProcess] = None
+        process = execute = None
         if isinstance(nlp, ModelProcess):
             self.model_process = nlp
             self.model_info = nlp.info
-            batcher_run: Dict[str, Any] = {"execute": nlp.execute}
+            execute = nlp.execute
         else:
-            if settings.torch_threads is not None:
-                import torch
-
-                # process-wide: several servers (or replicas) on one machine share its cores
-                torch.set_num_threads(settings.torch_threads)
-            if settings.max_chars > nlp.max_length:
-                # spaCy refuses texts over nlp.max_length; --max-chars is the limit chosen
-                nlp.max_length = settings.max_chars
+            apply_model_settings(nlp, settings.torch_threads, settings.max_chars)
             self.model_info = ModelInfo.of(nlp)
-
-            def process(texts: List[str]) -> List[Any]:
-                return pipe_texts(nlp, texts)
-
-            batcher_run = {"process": process}
+            process = functools.partial(pipe_texts, nlp)
         self.metrics = ServeMetrics(self.info)
         self.batcher = MicroBatcher(
-            **batcher_run,
+            process,
+            execute=execute,
             batch_size=settings.batch_size,
             max_wait=settings.max_wait_ms / 1000.0,
             max_queue=settings.max_queue,
