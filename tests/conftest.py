@@ -18,6 +18,19 @@ REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
+def srl_model_dir(tmp_path_factory: pytest.TempPathFactory):
+    """A sentencizer + tiny lisa_srl pipeline, overfit on ``srl_testing.TEXT_SENTENCES``,
+    saved to disk once per test process for the tests that load it by path (the server,
+    its model process, Ray Serve, the demo page). Read it; never write into it."""
+    from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
+
+    nlp = train_tiny_pipeline(TEXT_SENTENCES, TINY_MODEL, steps=30)
+    path = tmp_path_factory.mktemp("srl_model") / "lisa"
+    nlp.to_disk(path)
+    return path
+
+
+@pytest.fixture(scope="session")
 def ewt_dir():
     """The real EWT data (``$SPACY_LISA_EWT_DIR``, default ``../shared/data/ewt`` beside
     the repo). Missing data skips locally but FAILS in CI (``CI=true``): the checks on

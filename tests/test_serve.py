@@ -29,7 +29,7 @@ from serve_testing import (
     start_server,
     wait_for,
 )
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
+from srl_testing import make_texts
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
@@ -57,19 +57,10 @@ ODD_TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A sentencizer + tiny lisa_srl pipeline, overfit on TEXT_SENTENCES, saved to disk."""
-    nlp = train_tiny_pipeline(TEXT_SENTENCES, TINY_MODEL, steps=30)
-    path = tmp_path_factory.mktemp("serve_model") / "lisa"
-    nlp.to_disk(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def server(model_dir: Path) -> Iterator[str]:
+def server(srl_model_dir: Path) -> Iterator[str]:
     """The module's server; it must still be up, and exit 0 on SIGTERM, at the end."""
     proc, url = start_server(
-        model_dir,
+        srl_model_dir,
         *("--max-chars", str(MAX_CHARS), "--max-texts", str(MAX_TEXTS)),
         *("--batch-size", "16", "--max-wait-ms", "50"),
     )
@@ -82,12 +73,12 @@ def server(model_dir: Path) -> Iterator[str]:
         proc.kill()
 
 
-def predicted(model_dir: Path, tmp_path: Path, objs: List[Dict[str, Any]], fmt: str = "jsonl"):
+def predicted(srl_model_dir: Path, tmp_path: Path, objs: List[Dict[str, Any]], fmt: str = "jsonl"):
     """``predict``'s records for a JSONL file of ``objs`` (line i+1 holds objs[i])."""
     path = tmp_path / "input.jsonl"
     path.write_text("".join(json.dumps(o) + "\n" for o in objs), encoding="utf8")
     out = tmp_path / f"predicted.{fmt}"
-    predict(str(model_dir), str(path), output=out, output_format=OutputFormat(fmt))
+    predict(str(srl_model_dir), str(path), output=out, output_format=OutputFormat(fmt))
     text = out.read_text(encoding="utf8")
     if fmt == "conll2005":
         return text
@@ -96,10 +87,10 @@ def predicted(model_dir: Path, tmp_path: Path, objs: List[Dict[str, Any]], fmt: 
 
 
 # ------------------------------------------------------------------ the records ---------
-def test_annotate_gives_predicts_records(server: str, model_dir: Path, tmp_path: Path) -> None:
+def test_annotate_gives_predicts_records(server: str, srl_model_dir: Path, tmp_path: Path) -> None:
     texts = make_texts(60, seed=1)  # 60 documents, 68 sentences
     ids: List[Any] = [f"doc-{i}" if i % 2 else i for i in range(len(texts))]
-    expected = predicted(model_dir, tmp_path, [{"text": t} for t in texts])
+    expected = predicted(srl_model_dir, tmp_path, [{"text": t} for t in texts])
     assert len(expected) >= 60 and any(r["frames"] for r in expected)
 
     reply = post_json(f"{server}/v1/annotate", {"texts": texts})
@@ -109,7 +100,7 @@ def test_annotate_gives_predicts_records(server: str, model_dir: Path, tmp_path:
 
     # with ids, as predict writes a JSONL input's ids
     pairs = list(zip(texts, ids, strict=True))
-    with_ids = predicted(model_dir, tmp_path, [{"text": t, "id": i} for t, i in pairs])
+    with_ids = predicted(srl_model_dir, tmp_path, [{"text": t, "id": i} for t, i in pairs])
     reply = post_json(f"{server}/v1/annotate", {"texts": texts, "ids": ids})
     assert reply.json()["records"] == with_ids
 
@@ -140,21 +131,21 @@ def test_concurrent_requests_share_batches(server: str) -> None:
     assert batches <= 8, f"{batches} batches for 16 concurrent requests"
 
 
-def test_allennlp_and_conll2005_formats(server: str, model_dir: Path, tmp_path: Path) -> None:
+def test_allennlp_and_conll2005_formats(server: str, srl_model_dir: Path, tmp_path: Path) -> None:
     texts = make_texts(12, seed=4)
     objs = [{"text": t} for t in texts]
     reply = post_json(f"{server}/v1/annotate?format=allennlp", {"texts": texts})
     assert reply.status == 200, reply
-    assert reply.json()["records"] == predicted(model_dir, tmp_path, objs, "allennlp")
+    assert reply.json()["records"] == predicted(srl_model_dir, tmp_path, objs, "allennlp")
     reply = post_json(f"{server}/v1/annotate?format=conll2005", {"texts": texts})
     assert reply.status == 200 and reply.headers["content-type"].startswith("text/plain")
-    assert reply.body.decode("utf8") == predicted(model_dir, tmp_path, objs, "conll2005")
+    assert reply.body.decode("utf8") == predicted(srl_model_dir, tmp_path, objs, "conll2005")
 
 
 def test_odd_text_is_labelled_as_predict_labels_it(
-    server: str, model_dir: Path, tmp_path: Path
+    server: str, srl_model_dir: Path, tmp_path: Path
 ) -> None:
-    expected = predicted(model_dir, tmp_path, [{"text": t} for t in ODD_TEXTS])
+    expected = predicted(srl_model_dir, tmp_path, [{"text": t} for t in ODD_TEXTS])
     reply = post_json(f"{server}/v1/annotate", {"texts": ODD_TEXTS})
     assert reply.status == 200, reply
     assert reply.json()["records"] == expected
@@ -244,13 +235,13 @@ def test_oversized_bodies_and_unknown_routes(server: str) -> None:
 
 
 # --------------------------------------------------------------- health, metrics -------
-def test_health_metrics_and_docs(server: str, model_dir: Path) -> None:
+def test_health_metrics_and_docs(server: str, srl_model_dir: Path) -> None:
     import spacy
 
     health = request(f"{server}/health")
     assert health.status == 200
     info = health.json()
-    nlp = spacy.load(model_dir)
+    nlp = spacy.load(srl_model_dir)
     assert info["status"] == "ok" and info["model"]["name"] == f"en_{nlp.meta['name']}"
     assert info["model"]["version"] == nlp.meta["version"]
     assert info["labels"] == list(nlp.get_pipe("lisa_srl").labels) and info["labels"]
@@ -315,9 +306,9 @@ def annotate_in_background(url: str, texts: List[str]) -> Tuple[threading.Thread
     return in_background(lambda: post_json(f"{url}/v1/annotate", {"texts": texts}))
 
 
-def test_full_queue_gives_503(model_dir: Path) -> None:
+def test_full_queue_gives_503(srl_model_dir: Path) -> None:
     server, url = start_server(
-        model_dir, "--batch-size", "16", "--max-texts", "16", "--max-queue", "16", *LONG_SERVER
+        srl_model_dir, "--batch-size", "16", "--max-texts", "16", "--max-queue", "16", *LONG_SERVER
     )  # fmt: skip
     try:
         running, a = annotate_in_background(url, [LONG_TEXT] * 16)
@@ -340,8 +331,8 @@ def test_full_queue_gives_503(model_dir: Path) -> None:
         assert server.terminate() == 0, server.output()
 
 
-def test_sigterm_drains_in_flight_requests(model_dir: Path) -> None:
-    server, url = start_server(model_dir, "--batch-size", "16", *LONG_SERVER)
+def test_sigterm_drains_in_flight_requests(srl_model_dir: Path) -> None:
+    server, url = start_server(srl_model_dir, "--batch-size", "16", *LONG_SERVER)
     try:
         running, a = annotate_in_background(url, [LONG_TEXT] * 16)
         busy_with(url, 16)
@@ -372,8 +363,8 @@ def test_sigterm_drains_in_flight_requests(model_dir: Path) -> None:
         server.kill()
 
 
-def test_second_signal_stops_without_waiting(model_dir: Path) -> None:
-    server, url = start_server(model_dir, *LONG_SERVER)
+def test_second_signal_stops_without_waiting(srl_model_dir: Path) -> None:
+    server, url = start_server(srl_model_dir, *LONG_SERVER)
     try:
         running, a = annotate_in_background(url, [LONG_TEXT] * 64)
         busy_with(url, 64)
@@ -391,30 +382,32 @@ def test_second_signal_stops_without_waiting(model_dir: Path) -> None:
 
 
 # ------------------------------------------------------------------- the command --------
-def test_serve_command_errors(model_dir: Path, tmp_path: Path) -> None:
+def test_serve_command_errors(srl_model_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["serve", str(tmp_path / "no-model"), "--port", "0"])
     assert result.exit_code == 1 and "E317" in result.stderr
-    result = runner.invoke(app, ["serve", str(model_dir), "--replicas", "2"])
+    result = runner.invoke(app, ["serve", str(srl_model_dir), "--replicas", "2"])
     assert result.exit_code == 1 and "E419" in result.stderr and "--replicas" in result.stderr
-    result = runner.invoke(app, ["serve", str(model_dir), "--max-texts", "50", "--max-queue", "10"])
+    result = runner.invoke(
+        app, ["serve", str(srl_model_dir), "--max-texts", "50", "--max-queue", "10"]
+    )
     assert result.exit_code == 1 and "E418" in result.stderr
-    result = runner.invoke(app, ["serve", str(model_dir), "--engine", "ray", "--gpu-id", "0"])
+    result = runner.invoke(app, ["serve", str(srl_model_dir), "--engine", "ray", "--gpu-id", "0"])
     assert result.exit_code == 1 and "E425" in result.stderr
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = str(taken.getsockname()[1])
-        result = runner.invoke(app, ["serve", str(model_dir), "--port", port])
+        result = runner.invoke(app, ["serve", str(srl_model_dir), "--port", port])
         assert result.exit_code == 1 and "E420" in result.stderr and port in result.stderr
     from thinc.util import gpu_is_available
 
     if not gpu_is_available():  # (with a GPU this would start serving)
-        result = runner.invoke(app, ["serve", str(model_dir), "--port", "0", "--gpu-id", "0"])
+        result = runner.invoke(app, ["serve", str(srl_model_dir), "--port", "0", "--gpu-id", "0"])
         assert result.exit_code == 1 and "E450" in result.stderr
 
 
-def test_serve_without_the_extra(model_dir: Path, tmp_path: Path) -> None:
+def test_serve_without_the_extra(srl_model_dir: Path, tmp_path: Path) -> None:
     # FastAPI missing, as without spacy-lisa[serve]: a clear message, the other commands
     # unaffected (a package that fails to import stands in for the missing one)
     shadow = tmp_path / "shadow" / "fastapi"
@@ -425,7 +418,7 @@ def test_serve_without_the_extra(model_dir: Path, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
     run = [sys.executable, "-m", "spacy_lisa"]
     proc = subprocess.run(
-        [*run, "serve", str(model_dir), "--port", "0"],
+        [*run, "serve", str(srl_model_dir), "--port", "0"],
         capture_output=True, text=True, env=env, timeout=300, check=False,
     )  # fmt: skip
     assert proc.returncode == 1 and "E417" in proc.stderr, proc.stderr

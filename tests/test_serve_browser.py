@@ -19,7 +19,6 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from serve_testing import post_json, start_server
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
 from test_render_browser import CHROMIUM_FLAGS, dom_elements, png_info
 
 pytest.importorskip("fastapi")
@@ -31,11 +30,8 @@ SENTENCE = "John sold the car to Mary. She said she would come."
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    nlp = train_tiny_pipeline(TEXT_SENTENCES, TINY_MODEL, steps=30)
-    model = tmp_path_factory.mktemp("serve_browser") / "lisa"
-    nlp.to_disk(model)
-    proc, url = start_server(model)
+def server(srl_model_dir: Path) -> Iterator[str]:
+    proc, url = start_server(srl_model_dir)
     try:
         yield url
     finally:

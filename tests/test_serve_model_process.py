@@ -13,7 +13,7 @@ from typing import Any, List
 
 import pytest
 from serve_testing import metric, post_json, request, start_server, wait_for
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
+from srl_testing import make_texts
 
 from spacy_lisa.cli.predict import OutputFormat
 
@@ -28,14 +28,6 @@ from spacy_lisa.serve.settings import ServeSettings  # noqa: E402
 pytestmark = pytest.mark.slow  # trains a small pipeline, starts model processes
 
 ODD_TEXTS = ["a\u0000b sold it.", "\u202eJohn sold \U0001f600 the car.", "  Mary came.  "]
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    nlp = train_tiny_pipeline(TEXT_SENTENCES, TINY_MODEL, steps=30)
-    path = tmp_path_factory.mktemp("model_process") / "lisa"
-    nlp.to_disk(path)
-    return path
 
 
 def process_gone(pid: int) -> bool:
@@ -68,11 +60,11 @@ def replies(service: SRLService, texts: List[str]) -> List[Any]:
         service.stop(30)
 
 
-def test_replies_are_those_of_the_model_in_the_server(model_dir: Path) -> None:
+def test_replies_are_those_of_the_model_in_the_server(srl_model_dir: Path) -> None:
     texts = make_texts(40, seed=5) + ODD_TEXTS
     settings = ServeSettings(batch_size=16)
-    here = replies(SRLService.load(str(model_dir), settings), texts)
-    service = SRLService.load(str(model_dir), settings, model_process=True)
+    here = replies(SRLService.load(str(srl_model_dir), settings), texts)
+    service = SRLService.load(str(srl_model_dir), settings, model_process=True)
     assert service.model_process is not None and service.model_process.pid != os.getpid()
     there = replies(service, texts)
     assert there == here
@@ -80,8 +72,10 @@ def test_replies_are_those_of_the_model_in_the_server(model_dir: Path) -> None:
     assert process_gone(service.model_process.pid or 0) or not service.model_process.alive
 
 
-def test_a_dead_model_process_is_replaced(model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    service = SRLService.load(str(model_dir), ServeSettings(), model_process=True)
+def test_a_dead_model_process_is_replaced(
+    srl_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = SRLService.load(str(srl_model_dir), ServeSettings(), model_process=True)
     child = service.model_process
     assert child is not None
     service.start()
@@ -117,8 +111,10 @@ def test_a_dead_model_process_is_replaced(model_dir: Path, monkeypatch: pytest.M
     assert not child.alive
 
 
-def test_a_failing_request_fails_alone_in_the_model_process(model_dir: Path) -> None:
-    service = SRLService.load(str(model_dir), ServeSettings(max_wait_ms=200), model_process=True)
+def test_a_failing_request_fails_alone_in_the_model_process(srl_model_dir: Path) -> None:
+    service = SRLService.load(
+        str(srl_model_dir), ServeSettings(max_wait_ms=200), model_process=True
+    )
     service.start()
 
     async def both() -> List[Any]:
@@ -145,9 +141,9 @@ def test_a_model_that_cannot_load_is_reported(tmp_path: Path) -> None:
     assert "E427" in str(err.value) and "E317" in str(err.value)
 
 
-def test_the_model_process_ends_with_its_server(model_dir: Path) -> None:
+def test_the_model_process_ends_with_its_server(srl_model_dir: Path) -> None:
     for stop in (signal.SIGTERM, signal.SIGKILL):
-        server, url = start_server(model_dir)
+        server, url = start_server(srl_model_dir)
         try:
             replica = request(f"{url}/health").json()["replica"]
             child = replica["model_process"]["pid"]

@@ -12,7 +12,7 @@ from typing import Iterator, Tuple
 
 import pytest
 from serve_testing import ServerProcess, in_threads, post_json, request
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
+from srl_testing import make_texts
 
 from spacy_lisa.cli.predict import predict
 
@@ -29,17 +29,9 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    nlp = train_tiny_pipeline(TEXT_SENTENCES, TINY_MODEL, steps=30)
-    path = tmp_path_factory.mktemp("serve_ray_model") / "lisa"
-    nlp.to_disk(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def ray_server(model_dir: Path) -> Iterator[Tuple[ServerProcess, str]]:
+def ray_server(srl_model_dir: Path) -> Iterator[Tuple[ServerProcess, str]]:
     server = ServerProcess(
-        model_dir,
+        srl_model_dir,
         *("--engine", "ray", "--replicas", "2", "--replica-cpus", "0.5"),
         *("--batch-size", "16", "--max-wait-ms", "20"),
         port=str(free_port()),
@@ -52,14 +44,14 @@ def ray_server(model_dir: Path) -> Iterator[Tuple[ServerProcess, str]]:
 
 
 def test_ray_serve_replicas_give_predicts_records(
-    ray_server: Tuple[ServerProcess, str], model_dir: Path, tmp_path: Path
+    ray_server: Tuple[ServerProcess, str], srl_model_dir: Path, tmp_path: Path
 ) -> None:
     server, url = ray_server
     texts = make_texts(50, seed=5)
     path = tmp_path / "docs.txt"
     path.write_text("\n".join(texts) + "\n", encoding="utf8")
     out = tmp_path / "predicted.jsonl"
-    predict(str(model_dir), str(path), output=out)
+    predict(str(srl_model_dir), str(path), output=out)
     expected = [json.loads(line) for line in out.read_text(encoding="utf8").splitlines()]
 
     reply = post_json(f"{url}/v1/annotate", {"texts": texts})
@@ -93,15 +85,15 @@ def test_ray_serve_replicas_give_predicts_records(
         socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=5)
 
 
-def test_app_builder_for_serve_run(model_dir: Path) -> None:
+def test_app_builder_for_serve_run(srl_model_dir: Path) -> None:
     """``serve run spacy_lisa.serve.ray_serve:app_builder model=... replicas=...``."""
     from ray.serve.deployment import Application
 
     from spacy_lisa.serve.ray_serve import app_builder
 
-    args = {"model": str(model_dir), "replicas": "3", "batch_size": "8", "max_wait_ms": "2.5"}
+    args = {"model": str(srl_model_dir), "replicas": "3", "batch_size": "8", "max_wait_ms": "2.5"}
     assert isinstance(app_builder(args), Application)
     with pytest.raises(ValueError, match=r"E418.*'bach_size'"):
-        app_builder({"model": str(model_dir), "bach_size": "8"})
+        app_builder({"model": str(srl_model_dir), "bach_size": "8"})
     with pytest.raises(ValueError, match=r"E418.*--max-queue"):
-        app_builder({"model": str(model_dir), "max_texts": "500", "max_queue": "10"})
+        app_builder({"model": str(srl_model_dir), "max_texts": "500", "max_queue": "10"})
