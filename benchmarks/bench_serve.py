@@ -2,13 +2,17 @@
 in one run:
 
     python benchmarks/bench_serve.py MODEL [--texts FILE | --dev corpus/dev.spacy]
-        [--limit 2000] [--clients 16] [--texts-per-request 1] [--duration 30]
+        [--unit sentence | document] [--limit 2000] [--clients 16] [--texts-per-request 1]
+        [--duration 30]
         [--batch-size N] [--max-wait-ms 5] [--torch-threads N] [--server-torch-threads N]
         [--no-model-process] [--single 300]
         [--json results.json]
 
     # lisa_cpu on EWT dev sentences (the figures of BENCHMARKS.md)
     python benchmarks/bench_serve.py training/lisa_cpu/model-best --json serve.json
+    # what users send: whole EWT dev documents as raw text, through the packaged pipeline
+    python benchmarks/bench_serve.py training/pipelines/lisa_cpu_distilled \
+        --dev corpus/dev.docs.spacy --unit document
 
 1. ``nlp.pipe``: the texts through ``nlp.pipe(texts, batch_size=--pipe-batch-size)`` in
    this process, after a warm-up; docs/s and words/s (tokens of the docs).
@@ -60,7 +64,8 @@ BAR = 0.7  # the server's words/s must be at least this share of nlp.pipe's
 
 
 def load_texts(args: argparse.Namespace) -> List[str]:
-    """One text per line of --texts, or one per sentence of the --dev corpus."""
+    """One text per line of --texts, or one per sentence (``--unit sentence``) or per
+    document (``--unit document``) of the --dev corpus."""
     if args.texts is not None:
         lines = Path(args.texts).read_text(encoding="utf8").splitlines()
         texts = [line for line in lines if line.strip()]
@@ -69,7 +74,10 @@ def load_texts(args: argparse.Namespace) -> List[str]:
         from spacy.tokens import DocBin
 
         docs = DocBin().from_disk(args.dev).get_docs(spacy.blank("en").vocab)
-        texts = [sent.text for doc in docs for sent in doc.sents if sent.text.strip()]
+        if args.unit == "document":
+            texts = [doc.text for doc in docs if doc.text.strip()]
+        else:
+            texts = [sent.text for doc in docs for sent in doc.sents if sent.text.strip()]
     return texts[: args.limit] if args.limit else texts
 
 
@@ -272,6 +280,12 @@ def main() -> None:
     parser.add_argument("model", help="trained pipeline directory or package name")
     parser.add_argument("--texts", default=None, help="one text per line (default: --dev)")
     parser.add_argument("--dev", default=str(REPO / "corpus" / "dev.spacy"))
+    parser.add_argument(
+        "--unit",
+        choices=("sentence", "document"),
+        default="sentence",
+        help="a text of --dev: one sentence, or one whole document (its raw text)",
+    )
     parser.add_argument("--limit", type=int, default=2000, help="first N texts (0: all)")
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument(
@@ -363,6 +377,7 @@ def main() -> None:
             "server_torch_threads": args.server_torch_threads,
             "model_process": args.model_process,
             "batch_size": args.batch_size,
+            "unit": args.unit,
             "texts_per_request": args.texts_per_request,
             "max_wait_ms": args.max_wait_ms,
             "pipe_batch_size": args.pipe_batch_size,
