@@ -8,7 +8,7 @@ per sentence), ``nlp.pipe(texts, batch_size=64)`` in one process:
 - ``lisa``: the ``lisa_srl`` pipeline at ``--lisa`` (default ``training/lisa_cpu/model-best``);
 - ``parser``: the tagger+parser pipeline at ``--parser`` (default ``training/parser/model-best``);
 - ``both``: the ``--lisa`` pipeline with the parser pipeline's components added in front
-  of ``lisa_srl`` (``source=``, as ``scripts/assemble_pipeline.py`` does), so LISA
+  of ``lisa_srl`` by ``scripts/assemble_pipeline.py`` (spaCy's tokenizer kept), so LISA
   follows the parser's parse and sentences (``parse_source="auto"`` -> ``"doc"``);
 - ``trf``: with ``--trf MODEL``, a transformer ``lisa_srl`` pipeline as well.
 
@@ -40,7 +40,9 @@ pipeline with an untrained-initialised tagger and parser).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
+import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -80,16 +82,20 @@ def load(path: str) -> Language:
 
 
 def combined(lisa_path: str, parser_path: str) -> Language:
-    """The ``lisa_srl`` pipeline with the parser pipeline's components sourced in front of
-    ``lisa_srl``, as ``scripts/assemble_pipeline.py`` builds it: starting from the SRL
-    pipeline keeps the static vectors lisa_cpu's Tok2Vec reads (the parser pipeline has
-    none, so sourcing ``lisa_srl`` into it would fail)."""
-    nlp = load(lisa_path)
-    parser_nlp = load(parser_path)
-    srl_name = next(n for n, pipe in nlp.pipeline if pipe.__class__.__name__ == "LisaSRL")
-    for name in parser_nlp.pipe_names:  # in order: tok2vec first, the others listen
-        nlp.add_pipe(name, source=parser_nlp, before=srl_name)
-    return nlp
+    """The ``lisa_srl`` pipeline with the parser pipeline's components in front of it,
+    built by ``scripts/assemble_pipeline.py``'s ``assemble`` (so the parser finds the
+    static vectors it was trained with, whether or not the ``lisa_srl`` pipeline has a
+    table of its own), with spaCy's tokenizer as in the other pipelines here."""
+    spec = importlib.util.spec_from_file_location(
+        "assemble_pipeline", REPO / "scripts" / "assemble_pipeline.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if parser_path == "blank":  # assemble sources components from a saved pipeline
+        parser_path = tempfile.mkdtemp(prefix="blank_parser")
+        blank_parser().to_disk(parser_path)
+    return module.assemble(Path(lisa_path), Path(parser_path), ewt_tokenizer=False)
 
 
 def run_pipe(nlp: Language, texts: List[str], batch_size: int, n_process: int = 1) -> int:
