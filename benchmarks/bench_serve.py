@@ -25,8 +25,8 @@ in one run:
    the records returned), latency p50/p99 and errors (any non-200 answer or a reply
    whose records do not parse counts). The server's ``/metrics`` give the mean batch
    size it ran.
-3. One client, one sentence (the text of median length), ``--single`` requests in a
-   row on the otherwise idle server: p50/p99 latency.
+3. One client, one text (the one of median length: a sentence, or a document),
+   ``--single`` requests in a row on the otherwise idle server: p50/p99 latency.
 4. ``nlp.pipe`` again, and the server stopped with SIGTERM (it must exit 0).
 5. ``nlp.pipe`` in batches no larger than clients x texts per request: the most the
    server's batches can give, since no batch can hold more documents than are in
@@ -389,7 +389,7 @@ def main() -> None:
         ("nlp.pipe (after)", pipe_after),
         (f"nlp.pipe, batches of {in_flight}", pipe_small),
         (f"server, {args.clients} clients", loaded),
-        ("server, 1 client, 1 sentence", single),
+        ("server, 1 client, 1 text", single),
     ]:
         p50, p99 = r.get("p50_ms"), r.get("p99_ms")
         lat = f"{p50:>8.1f} {p99:>8.1f}" if p50 is not None and p99 is not None else ""
