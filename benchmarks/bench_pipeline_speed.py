@@ -92,10 +92,12 @@ def combined(lisa_path: str, parser_path: str) -> Language:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    if parser_path == "blank":  # assemble sources components from a saved pipeline
-        parser_path = tempfile.mkdtemp(prefix="blank_parser")
-        blank_parser().to_disk(parser_path)
-    return module.assemble(Path(lisa_path), Path(parser_path), ewt_tokenizer=False)
+    if parser_path != "blank":
+        return module.assemble(Path(lisa_path), Path(parser_path), ewt_tokenizer=False)
+    # assemble sources components from a saved pipeline; once sourced they need no files
+    with tempfile.TemporaryDirectory(prefix="blank_parser") as saved:
+        blank_parser().to_disk(saved)
+        return module.assemble(Path(lisa_path), Path(saved), ewt_tokenizer=False)
 
 
 def run_pipe(nlp: Language, texts: List[str], batch_size: int, n_process: int = 1) -> int:
