@@ -35,6 +35,7 @@ from thinc.api import (
 from thinc.initializers import glorot_uniform_init
 from thinc.types import Floats2d, Ints2d
 
+from ..device import to_host
 from ..errors import Errors
 
 
@@ -110,7 +111,8 @@ def init(
     keys, rows = _key_rows(table)
     if not len(keys):
         raise ValueError(Errors.E174.format(where=f"{where}: the table is empty"))
-    data = numpy.asarray(table.data, dtype="float32")
+    # on a GPU the vocab's table is a CuPy array (spacy train --gpu-id moves it there)
+    data = numpy.asarray(to_host(table.data), dtype="float32")
     order = numpy.argsort(keys)
     model.attrs["keys"] = keys[order]
     model.set_param("V", model.ops.asarray2f(data[rows[order]]))

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, List
 
 import numpy
 import pytest
 import spacy
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples, overfit
+
+from spacy_lisa.models.component_vectors import component_vectors
 
 WORDS = "John sold the car to Mary . bought a book yesterday She said she would come Tom gave"
 
@@ -110,3 +113,30 @@ def test_missing_vectors_fail_at_initialize() -> None:
     nlp.add_pipe("lisa_srl", config={"model": own_vectors_model(None)})
     with pytest.raises(ValueError, match="E174"):
         nlp.initialize(lambda: gold_examples(nlp, TEXT_SENTENCES))
+
+
+class DeviceArray:
+    """A GPU array as CuPy behaves: no implicit conversion to numpy, ``.get()`` copies it
+    to the host."""
+
+    def __init__(self, data: numpy.ndarray) -> None:
+        self._data = data
+        self.shape = data.shape
+
+    def __array__(self, *args: Any, **kwargs: Any) -> numpy.ndarray:
+        raise TypeError("Implicit conversion to a NumPy array is not allowed.")
+
+    def get(self) -> numpy.ndarray:
+        return self._data
+
+
+def test_a_vectors_table_on_the_gpu_is_copied_to_the_layer() -> None:
+    """spacy train --gpu-id 0 moves the vocab's vectors table to the GPU (a CuPy array);
+    the layer still takes its own sorted copy of it."""
+    data = numpy.arange(12, dtype="float32").reshape(3, 4)
+    table = SimpleNamespace(key2row={30: 0, 10: 2, 20: 1}, data=DeviceArray(data))
+    doc = SimpleNamespace(vocab=SimpleNamespace(vectors=table))
+    layer = component_vectors(5)
+    layer.initialize(X=[doc])
+    assert list(layer.attrs["keys"]) == [10, 20, 30]
+    numpy.testing.assert_array_equal(layer.get_param("V"), data[[2, 1, 0]])
