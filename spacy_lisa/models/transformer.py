@@ -38,6 +38,7 @@ from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, Optimizer, torch2xp, xp2torch
 from thinc.types import Floats2d, FloatsXd
+from thinc.util import get_torch_default_device
 
 from ..errors import Errors
 from .averaged_shim import AveragedPyTorchShim
@@ -138,7 +139,10 @@ class TransformerShim(AveragedPyTorchShim):
 
     def build(self, transformer: Any, tokenizer: Any) -> None:
         self.encoder.build(transformer)
-        self._model.to(self.device)
+        # the device thinc runs on (the GPU after spacy train --gpu-id 0 or require_gpu),
+        # not self.device: that is where the encoder's first parameter lives, i.e. the
+        # freshly loaded transformer's, always the CPU
+        self._model.to(get_torch_default_device())
         self.tokenizer = tokenizer
         self.cache.clear()
 

@@ -217,6 +217,24 @@ def test_to_bytes_from_bytes(model, vocab):
     numpy.testing.assert_allclose(fresh.predict(docs)[0], model.predict(docs)[0], atol=1e-5)
 
 
+@pytest.mark.parametrize("load", ["initialize", "from_bytes"])
+def test_weights_go_to_the_device_thinc_runs_on(model, monkeypatch, load):
+    """The transformer is loaded on the CPU; built into the shim, it moves to thinc's
+    device (the GPU after require_gpu). "meta" stands in for the GPU here."""
+    import spacy_lisa.models.transformer as transformer_module
+
+    data = model.to_bytes()
+    meta = torch.device("meta")
+    monkeypatch.setattr(transformer_module, "get_torch_default_device", lambda: meta)
+    if load == "initialize":
+        fresh = make()
+    else:
+        fresh = registry.resolve({"m": {"@architectures": ARCH, "name": "/nonexistent/dir"}})["m"]
+        fresh.from_bytes(data)
+    devices = {p.device.type for p in fresh.shims[0]._model.parameters()}
+    assert devices == {"meta"}
+
+
 SENTENCES = TAGGED_SENTENCES[:2]
 
 
