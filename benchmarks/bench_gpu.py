@@ -118,7 +118,7 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
     overrides: Dict[str, Any] = {"paths.train": args.train, "paths.dev": args.dev}
     path = REPO / "configs" / f"{config_name}.cfg"
     raw = load_config(path)
-    if "vectors" in raw["paths"]:
+    if raw["paths"].get("vectors") is not None:  # a config with static vectors (lisa_cpu)
         overrides["paths.vectors"] = args.vectors
     tok2vec = raw["components"]["lisa_srl"]["model"]["tok2vec"]
     if args.autocast != "config" and "autocast" in tok2vec:
