@@ -100,6 +100,77 @@ def _top_k(scores: np.ndarray, k: int, temperature: float) -> Tuple[np.ndarray, 
     return index.astype("uint16"), top.astype("float16")
 
 
+def merge_teacher_data(
+    datas: Sequence[Dict[str, Any]], weights: Optional[Sequence[float]] = None, *, top_k: int = 4
+) -> Dict[str, Any]:
+    """Several teachers' data for one doc (:func:`label_with_teacher`'s) as the data of
+    their ensemble: per token and per predicate, the weighted mean of the teachers'
+    distributions (labels matched by name), cut to its ``top_k`` labels and renormalised.
+    A predicate only some teachers labelled gets the mean of those."""
+    if not datas:
+        raise ValueError("merge_teacher_data needs at least one teacher's data")
+    weights = [1.0] * len(datas) if weights is None else list(weights)
+    if len(weights) != len(datas) or min(weights) <= 0:
+        raise ValueError("give one positive weight per teacher")
+    n = len(datas[0]["tag_index"])
+    if any(len(d["tag_index"]) != n for d in datas):
+        raise ValueError("the teachers' data cover different numbers of tokens")
+    roles = _union([d["roles"] for d in datas])
+    tags = _union([d["tags"] for d in datas])
+    tag_dense = np.zeros((n, len(tags)), dtype="float32")
+    for data, weight in zip(datas, weights, strict=True):
+        _scatter_weighted(
+            tag_dense, data["tag_index"], data["tag_prob"], data["tags"], tags, weight
+        )
+    role_dense: Dict[int, np.ndarray] = {}
+    for data, weight in zip(datas, weights, strict=True):
+        for t, index, prob in data["frames"]:
+            dense = role_dense.setdefault(int(t), np.zeros((n, len(roles)), dtype="float32"))
+            _scatter_weighted(dense, index, prob, data["roles"], roles, weight)
+    tag_index, tag_prob = _dense_top_k(tag_dense, top_k)
+    frames = []
+    for t in sorted(role_dense):
+        index, prob = _dense_top_k(role_dense[t], top_k)
+        frames.append([t, index, prob])
+    return {
+        "roles": roles,
+        "tags": tags,
+        "tag_index": tag_index,
+        "tag_prob": tag_prob,
+        "frames": frames,
+    }
+
+
+def _union(label_lists: Sequence[Sequence[str]]) -> List[str]:
+    """The labels of all lists, in order of first appearance."""
+    return list(dict.fromkeys(label for labels in label_lists for label in labels))
+
+
+def _scatter_weighted(
+    out: np.ndarray,
+    index: np.ndarray,
+    prob: np.ndarray,
+    labels: Sequence[str],
+    merged: Sequence[str],
+    weight: float,
+) -> None:
+    """out[i, merged label of index[i, j]] += weight * prob[i, j]."""
+    position = {label: i for i, label in enumerate(merged)}
+    label_map = np.asarray([position[label] for label in labels], dtype="int64")
+    rows = np.broadcast_to(np.arange(len(index))[:, None], index.shape)
+    np.add.at(out, (rows, label_map[index.astype("int64")]), weight * prob.astype("float32"))
+
+
+def _dense_top_k(dense: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
+    """The k largest entries of each row (index uint16, renormalised prob float16); rows
+    of zeros (tokens no teacher covered) stay zeros."""
+    k = min(k, dense.shape[-1])
+    index = np.argsort(-dense, axis=-1, kind="stable")[:, :k]
+    top = np.take_along_axis(dense, index, axis=-1)
+    top /= np.maximum(top.sum(axis=-1, keepdims=True), 1e-12)
+    return index.astype("uint16"), top.astype("float16")
+
+
 def slice_teacher(data: Dict[str, Any], start: int, end: int) -> Dict[str, Any]:
     """The teacher data of tokens [start, end) of a doc, for the doc of that span (the
     frames whose predicate lies in it; token offsets re-based)."""

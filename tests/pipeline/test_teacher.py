@@ -18,7 +18,12 @@ from thinc.api import fix_random_seed
 
 from spacy_lisa.corpus.docbin import write_docbin
 from spacy_lisa.corpus.readers import SRLCorpus, sentence_doc
-from spacy_lisa.pipeline.teacher import TEACHER_KEY, label_with_teacher, soft_targets
+from spacy_lisa.pipeline.teacher import (
+    TEACHER_KEY,
+    label_with_teacher,
+    merge_teacher_data,
+    soft_targets,
+)
 
 REPO = Path(__file__).parents[2]
 
@@ -152,3 +157,113 @@ def test_teacher_labels_script_writes_training_data(teacher, tmp_path):
     docs = list(DocBin().from_disk(tmp_path / "train.teacher.spacy").get_docs(teacher.vocab))
     assert all(doc.user_data[TEACHER_KEY]["tag_prob"].shape[1] == 2 for doc in docs)
     assert all(doc._.srl_frames is not None for doc in docs)
+
+
+def _dense(names, index, prob):
+    """A stored distribution as {label: probability} per row."""
+    return [
+        {names[i]: round(float(p), 3) for i, p in zip(row_i, row_p, strict=True) if p > 0}
+        for row_i, row_p in zip(index, prob, strict=True)
+    ]
+
+
+def test_merged_teachers_average_by_label_name_and_keep_predicates_of_either():
+    # teacher A and B list their labels in different orders; B alone labels predicate 2
+    a = {
+        "roles": ["O", "B-ARG0", "B-ARG1"],
+        "tags": ["X", "X:PREDICATE"],
+        "tag_index": numpy.array([[0, 1], [1, 0], [0, 1]], dtype="uint16"),
+        "tag_prob": numpy.array([[0.8, 0.2], [1.0, 0.0], [0.6, 0.4]], dtype="float16"),
+        "frames": [
+            [
+                1,
+                numpy.array([[1, 0], [0, 2], [2, 0]], dtype="uint16"),
+                numpy.array([[0.9, 0.1], [1.0, 0.0], [0.5, 0.5]], dtype="float16"),
+            ],
+        ],
+    }
+    b = {
+        "roles": ["B-ARG1", "O", "B-ARG0"],
+        "tags": ["X:PREDICATE", "X"],
+        "tag_index": numpy.array([[1, 0], [0, 1], [0, 1]], dtype="uint16"),
+        "tag_prob": numpy.array([[0.6, 0.4], [0.5, 0.5], [1.0, 0.0]], dtype="float16"),
+        "frames": [
+            [
+                1,
+                numpy.array([[2, 1], [1, 0], [0, 1]], dtype="uint16"),
+                numpy.array([[0.7, 0.3], [1.0, 0.0], [1.0, 0.0]], dtype="float16"),
+            ],
+            [
+                2,
+                numpy.array([[0, 1], [1, 0], [1, 0]], dtype="uint16"),
+                numpy.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]], dtype="float16"),
+            ],
+        ],
+    }
+    merged = merge_teacher_data([a, b], top_k=2)
+    tags = _dense(merged["tags"], merged["tag_index"], merged["tag_prob"])
+    assert tags == [
+        {"X": 0.7, "X:PREDICATE": 0.3},
+        {"X:PREDICATE": 0.75, "X": 0.25},
+        {"X:PREDICATE": 0.7, "X": 0.3},
+    ]
+    assert [t for t, _, _ in merged["frames"]] == [1, 2]
+    _, index, prob = merged["frames"][0]
+    assert _dense(merged["roles"], index, prob) == [
+        {"B-ARG0": 0.8, "O": 0.2},
+        {"O": 1.0},
+        {"B-ARG1": 0.75, "O": 0.25},
+    ]
+    # the predicate only B labelled keeps B's distribution
+    _, index, prob = merged["frames"][1]
+    assert _dense(merged["roles"], index, prob) == [
+        {"B-ARG1": 1.0},
+        {"O": 1.0},
+        {"O": 1.0},
+    ]
+    # weights: A counts three times as much as B
+    weighted = merge_teacher_data([a, b], [3.0, 1.0], top_k=1)
+    _, index, _ = weighted["frames"][0]
+    assert [weighted["roles"][i] for i in index[:, 0]] == ["B-ARG0", "O", "B-ARG1"]
+    with pytest.raises(ValueError, match="one positive weight per teacher"):
+        merge_teacher_data([a, b], [1.0])
+
+
+def test_merge_teacher_labels_script_merges_and_refuses_other_sentences(teacher, tmp_path):
+    srl = teacher.get_pipe("lisa_srl")
+    paths = []
+    for name, temperature in (("sharp", 0.5), ("soft", 4.0)):
+        examples = gold_examples(teacher, TEXT_SENTENCES)
+        label_with_teacher(srl.model, srl.cfg, examples, top_k=3, temperature=temperature)
+        paths.append(tmp_path / f"{name}.spacy")
+        write_docbin([eg.reference for eg in examples], paths[-1])
+    script = [sys.executable, str(REPO / "scripts" / "merge_teacher_labels.py")]
+    result = subprocess.run(
+        [*script, *map(str, paths), str(tmp_path / "merged.spacy"), "--top-k", "3"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "5 sentences (5 with teacher data) from 2 teachers" in result.stdout
+    read = [list(DocBin().from_disk(p).get_docs(teacher.vocab)) for p in paths]
+    merged = list(DocBin().from_disk(tmp_path / "merged.spacy").get_docs(teacher.vocab))
+    for doc, sharp, soft in zip(merged, *read, strict=True):
+        assert doc._.srl_frames is not None  # the gold frames travel on
+        data = doc.user_data[TEACHER_KEY]
+        ends = [sharp.user_data[TEACHER_KEY], soft.user_data[TEACHER_KEY]]
+        assert len(data["frames"]) == len(ends[0]["frames"])
+        if not data["frames"]:  # "Nice weather today ." has no predicate
+            continue
+        top = [float(d["frames"][0][2][0, 0]) for d in (data, *ends)]
+        # the ensemble's top probability lies between the sharp and the soft teacher's
+        assert min(top[1:]) - 2e-3 <= top[0] <= max(top[1:]) + 2e-3
+        assert top[1] != top[2]
+    # another training file's sentences are refused, naming the sentence
+    write_docbin(list(reversed(read[1])), tmp_path / "reversed.spacy")
+    failed = subprocess.run(
+        [*script, str(paths[0]), str(tmp_path / "reversed.spacy"), str(tmp_path / "bad.spacy")],
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode == 1
+    assert "sentence 0 of" in failed.stderr and "label the same training file" in failed.stderr
