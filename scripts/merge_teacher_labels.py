@@ -44,11 +44,11 @@ def main() -> None:
     vocab = Vocab()
     corpora = [read_docbin(path, vocab) for path in args.inputs]
     first = corpora[0]
-    for path, docs in zip(args.inputs[1:], corpora[1:], strict=True):
-        if len(docs) != len(first):
+    for path, corpus in zip(args.inputs[1:], corpora[1:], strict=True):
+        if len(corpus) != len(first):
             parser.exit(
                 1,
-                f"✘ {path} holds {len(docs)} sentences, {args.inputs[0]} {len(first)}: "
+                f"✘ {path} holds {len(corpus)} sentences, {args.inputs[0]} {len(first)}: "
                 "label the same training file with every teacher\n",
             )
     n_merged = 0
