@@ -51,7 +51,7 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     for step in ("convert", "vectors", "train-cpu", "evaluate", "package"):
         _run(spacy + [step, ".", *overrides], project)
     # distillation, with the smoke run's lisa_cpu standing in for the transformer teacher
-    distill = ["--vars.trf_config", "lisa_cpu", "--vars.distill_max_steps", "6"]
+    distill = ["--vars.teacher_config", "lisa_cpu", "--vars.distill_max_steps", "6"]
     distill += ["--vars.heldout_share", "0.5"]  # a few hundred sentences: ~15 documents
     for step in ("teacher-labels", "train-distilled"):
         _run(spacy + [step, ".", *overrides, *distill], project)
