@@ -117,16 +117,17 @@ def merge_teacher_data(
         raise ValueError("the teachers' data cover different numbers of tokens")
     roles = _union([d["roles"] for d in datas])
     tags = _union([d["tags"] for d in datas])
+    role_maps, tag_maps = _LabelMaps(roles), _LabelMaps(tags)
     tag_dense = np.zeros((n, len(tags)), dtype="float32")
     for data, weight in zip(datas, weights, strict=True):
-        _scatter_weighted(
-            tag_dense, data["tag_index"], data["tag_prob"], data["tags"], tags, weight
-        )
+        label_map = tag_maps(data["tags"])
+        _add_weighted(tag_dense, data["tag_index"], data["tag_prob"], label_map, weight)
     role_dense: Dict[int, np.ndarray] = {}
     for data, weight in zip(datas, weights, strict=True):
+        label_map = role_maps(data["roles"])
         for t, index, prob in data["frames"]:
             dense = role_dense.setdefault(int(t), np.zeros((n, len(roles)), dtype="float32"))
-            _scatter_weighted(dense, index, prob, data["roles"], roles, weight)
+            _add_weighted(dense, index, prob, label_map, weight)
     tag_index, tag_prob = _dense_top_k(tag_dense, top_k)
     frames = []
     for t in sorted(role_dense):
@@ -146,17 +147,10 @@ def _union(label_lists: Sequence[Sequence[str]]) -> List[str]:
     return list(dict.fromkeys(label for labels in label_lists for label in labels))
 
 
-def _scatter_weighted(
-    out: np.ndarray,
-    index: np.ndarray,
-    prob: np.ndarray,
-    labels: Sequence[str],
-    merged: Sequence[str],
-    weight: float,
+def _add_weighted(
+    out: np.ndarray, index: np.ndarray, prob: np.ndarray, label_map: np.ndarray, weight: float
 ) -> None:
-    """out[i, merged label of index[i, j]] += weight * prob[i, j]."""
-    position = {label: i for i, label in enumerate(merged)}
-    label_map = np.asarray([position[label] for label in labels], dtype="int64")
+    """out[i, label_map[index[i, j]]] += weight * prob[i, j]."""
     rows = np.broadcast_to(np.arange(len(index))[:, None], index.shape)
     np.add.at(out, (rows, label_map[index.astype("int64")]), weight * prob.astype("float32"))
 
