@@ -51,6 +51,7 @@ def main() -> None:
                 f"✘ {path} holds {len(corpus)} sentences, {args.inputs[0]} {len(first)}: "
                 "label the same training file with every teacher\n",
             )
+    weights = args.weights or [1.0] * len(corpora)
     n_merged = 0
     for i, docs in enumerate(zip(*corpora, strict=True)):
         words = [token.text for token in docs[0]]
@@ -63,7 +64,6 @@ def main() -> None:
                     "training file with every teacher\n",
                 )
         datas = [doc.user_data.get(TEACHER_KEY) for doc in docs]
-        weights = args.weights or [1.0] * len(docs)
         present = [(d, w) for d, w in zip(datas, weights, strict=True) if d is not None]
         if present:
             docs[0].user_data[TEACHER_KEY] = merge_teacher_data(
