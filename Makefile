@@ -11,7 +11,7 @@ TORCH_CUDA ?= cu128
 TORCH_GPU = torch==2.13.0+$(TORCH_CUDA)
 TORCH_CUDA_INDEX = https://download.pytorch.org/whl/$(TORCH_CUDA)
 
-.PHONY: install install-gpu check-gpu test lint browser
+.PHONY: install install-gpu install-gpu-cuda13 check-gpu test lint browser
 
 install: $(PYTHON) browser
 	$(PYTHON) -m pip install --upgrade pip
@@ -22,6 +22,14 @@ install-gpu: $(PYTHON) browser
 	$(PYTHON) -m pip install --upgrade pip
 	$(PYTHON) -m pip install -c constraints.txt --extra-index-url $(TORCH_CUDA_INDEX) \
 	  $(TORCH_GPU) -e ".[dev,cuda12x]"
+	$(MAKE) check-gpu
+
+# On a Linux machine whose NVIDIA driver supports CUDA 13: PyPI's own build of the same torch
+# (a CUDA 13.0 build, no extra index) with CuPy for CUDA 13 (the cuda13x extra), in one pip
+# command. The stack that ran the GPU tests and benchmarks (BENCHMARKS.md, GPU) was of this kind.
+install-gpu-cuda13: $(PYTHON) browser
+	$(PYTHON) -m pip install --upgrade pip
+	$(PYTHON) -m pip install -c constraints.txt $(TORCH) -e ".[dev,cuda13x]"
 	$(MAKE) check-gpu
 
 # What the installation has for CUDA, and whether GPU 0 works (exit 1 with the reason)

@@ -43,13 +43,17 @@ if TYPE_CHECKING:
 # PyTorch's wheel index, in one pip command. PyPI's own Linux torch wheel of this version
 # is a CUDA 13 build: it would not match cupy-cuda12x.
 GPU_EXTRA = "cuda12x"
+# or, for CUDA 13 drivers (make install-gpu-cuda13): PyPI's torch with CuPy for CUDA 13
+GPU_EXTRA_CUDA13 = "cuda13x"
 TORCH_VERSION = "2.13.0"
 TORCH_CUDA = "cu128"
 TORCH_CUDA_INDEX = f"https://download.pytorch.org/whl/{TORCH_CUDA}"
 GPU_INSTALL = (
     f'`make install-gpu` in the repository, i.e. pip install "torch=={TORCH_VERSION}+'
     f'{TORCH_CUDA}" -e ".[{GPU_EXTRA}]" --extra-index-url {TORCH_CUDA_INDEX} (torch and '
-    "CuPy in one command)"
+    "CuPy in one command); with a driver for CUDA 13, `make install-gpu-cuda13`, i.e. pip "
+    f'install "torch=={TORCH_VERSION}" -e ".[{GPU_EXTRA_CUDA13}]" (PyPI\'s torch is a CUDA 13 '
+    "build)"
 )
 
 

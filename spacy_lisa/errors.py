@@ -718,9 +718,10 @@ class Errors(
     E453 = "Invalid --gpu-id {gpu_id}: pass -1 for the CPU or the id of a CUDA GPU (0, 1, ...)."
     E454 = (
         "Could not start GPU {gpu_id}: {detail}. CuPy and torch are installed but failed "
-        "to start it: check that both are built for CUDA 12 (cupy-cuda12x and a cu12x "
-        "torch; `python -m spacy_lisa.device` lists them) and that the driver supports "
-        "that CUDA version; or pass --gpu-id -1 to run on the CPU."
+        "to start it: check that both are built for the same CUDA major version "
+        "(cupy-cuda12x with a cu12x torch, or cupy-cuda13x with a CUDA 13 torch; `python -m "
+        "spacy_lisa.device` lists them) and that the driver supports that CUDA version; or "
+        "pass --gpu-id -1 to run on the CPU."
     )
     E455 = (
         "thinc runs on the GPU (CuPy, e.g. spacy train --gpu-id N), but torch {torch} is "

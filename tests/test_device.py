@@ -7,9 +7,11 @@ tested in tests/test_gpu.py."""
 
 from __future__ import annotations
 
+import configparser
 import copy
 import sys
 import warnings
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import numpy
@@ -112,6 +114,26 @@ def test_select_device_on_this_cpu_box_keeps_the_cpu():
         select_device(0)
     assert get_current_ops() is before  # a refused GPU switches nothing
     assert select_device(-1) == "CPU"
+
+
+@pytest.mark.parametrize(
+    "target,extra,cupy",
+    [
+        ("install-gpu", device.GPU_EXTRA, "cupy-cuda12x"),
+        ("install-gpu-cuda13", device.GPU_EXTRA_CUDA13, "cupy-cuda13x"),
+    ],
+)
+def test_the_gpu_installs_the_errors_name_exist(target, extra, cupy):
+    """E450/E455 tell users to run these make targets: each installs its extra, which
+    pins the CuPy built for its CUDA major version."""
+    repo = Path(__file__).resolve().parents[1]
+    assert f"`make {target}`" in device.GPU_INSTALL and f".[{extra}]" in device.GPU_INSTALL
+    makefile = (repo / "Makefile").read_text()
+    recipe = makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0]
+    assert f'".[dev,{extra}]"' in recipe and "check-gpu" in recipe
+    cfg = configparser.ConfigParser()
+    cfg.read(repo / "setup.cfg")
+    assert cfg["options.extras_require"][extra].split()[0].startswith(f"{cupy}>=")
 
 
 # --- the commands on a machine without a usable GPU -------------------------------------
