@@ -11,14 +11,21 @@ import configparser
 import copy
 import sys
 import warnings
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import numpy
 import pytest
 import spacy
 import torch
-from device_testing import PIPELINE, TEACHER_LABELS, fixture_texts, lisa, run, tiny_corpus
+from device_testing import (
+    PIPELINE,
+    REPO,
+    TEACHER_LABELS,
+    fixture_texts,
+    lisa,
+    run,
+    tiny_corpus,
+)
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples, overfit
 from thinc.api import CupyOps, get_current_ops, set_current_ops
 from typer.testing import CliRunner
@@ -126,13 +133,12 @@ def test_select_device_on_this_cpu_box_keeps_the_cpu():
 def test_the_gpu_installs_the_errors_name_exist(target, extra, cupy):
     """E450/E455 tell users to run these make targets: each installs its extra, which
     pins the CuPy built for its CUDA major version."""
-    repo = Path(__file__).resolve().parents[1]
     assert f"`make {target}`" in device.GPU_INSTALL and f".[{extra}]" in device.GPU_INSTALL
-    makefile = (repo / "Makefile").read_text()
+    makefile = (REPO / "Makefile").read_text()
     recipe = makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0]
     assert f'".[dev,{extra}]"' in recipe and "check-gpu" in recipe
     cfg = configparser.ConfigParser()
-    cfg.read(repo / "setup.cfg")
+    cfg.read(REPO / "setup.cfg")
     assert cfg["options.extras_require"][extra].split()[0].startswith(f"{cupy}>=")
 
 
