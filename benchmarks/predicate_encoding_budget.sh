@@ -6,11 +6,14 @@
 # steps = budget x its training words/s (benchmarks/bench_trf_training.py --threads 1
 # --encodings single_pass,marked,marked_upper, interleaved on the same batches) / ~1,013
 # words per batch (batch_by_padded 1500 on corpus/train.spacy: 202 batches per epoch).
+# The defaults use the ratios measured on an idle 2-core box (marked 0.21x, marked_upper
+# 0.66x of the single pass; BENCHMARKS.md, Training cost): about 65 minutes of one
+# thread for the single pass's 1,380 steps there, and as much for each of the others.
 # Each run gets the whole schedule (warm-up 10% of its steps, linear decay to its last
 # step), evaluates on dev four times and once more, at its end, with `spacy-lisa evaluate`
 # (own parse, predicted predicates, strict).
 #
-#   bash benchmarks/predicate_encoding_budget.sh "single_pass:1380 marked:290 marked_upper:680"
+#   bash benchmarks/predicate_encoding_budget.sh "single_pass:1380 marked:290 marked_upper:910"
 #
 # Output: training/encoding_budget/<encoding>/ (model-best, model-last), the training logs
 # with a time stamp per line (training/encoding_budget/<encoding>.log) and
@@ -18,7 +21,7 @@
 # runs them at low priority beside other work (the step budgets keep the comparison fair).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-"single_pass:1380 marked:290 marked_upper:680"}
+runs=${1:-"single_pass:1380 marked:290 marked_upper:910"}
 out=training/encoding_budget
 mkdir -p "$out" metrics/encoding_budget
 
