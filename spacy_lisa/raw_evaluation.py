@@ -269,24 +269,56 @@ def evaluate_raw(
     by character offsets (see the module doc).
 
     ``gold_sentences``: a diagnostic, the segmentation oracle: ``nlp`` runs on each gold
-    sentence's text separately (it still tokenises, tags and parses), so the difference
-    from the default is what the pipeline's sentence segmentation costs."""
+    sentence's text separately, held to one sentence (it still tokenises, tags and
+    parses, but its segmenter cannot cut the sentence), so the difference from the
+    default is what the pipeline's sentence segmentation costs."""
     _check_convention(convention)
     documents = [d for d in group_documents(docs) if d.scored]
     result = RawEvaluation()
     spans = [d.sentences if gold_sentences else [(0, len(d.text))] for d in documents]
     texts = [[d.text[b:e] for b, e in group] for d, group in zip(documents, spans, strict=True)]
     start = time.perf_counter()
-    pieces = iter(
-        nlp.pipe(
-            (text for group in texts for text in group),
-            batch_size=batch_size,
-            disable=list(disable),
-        )
-    )
+    all_texts = (text for group in texts for text in group)
+    if gold_sentences:
+        pieces = iter(pipe_as_one_sentence(nlp, all_texts, batch_size, disable))
+    else:
+        pieces = iter(nlp.pipe(all_texts, batch_size=batch_size, disable=list(disable)))
     predicted = [[next(pieces) for _ in group] for group in texts]
     result.seconds = time.perf_counter() - start
     for document, group, group_docs in zip(documents, spans, predicted, strict=True):
         prediction = Prediction.from_docs(group_docs, document.text, group)
         score_document(document, prediction, result, convention)
     return result
+
+
+# factories that set sentence starts and keep the ones a component before them preset
+# (spaCy's parser always does; senter and sentencizer unless configured to overwrite)
+SEGMENTER_FACTORIES = ("parser", "beam_parser", "senter", "sentencizer")
+
+
+def pipe_as_one_sentence(
+    nlp: Language, texts: Iterable[str], batch_size: int, disable: Sequence[str] = ()
+) -> Iterable[Doc]:
+    """``nlp.pipe`` with each text held to one sentence: just before the first component
+    that segments, the first token starts a sentence and no other may, so the segmenter
+    keeps the text whole (components before it, such as ``lisa_split_its``, may still
+    change the tokens)."""
+    docs: Iterable[Doc] = (nlp.make_doc(text) for text in texts)
+    held = False
+    for name, component in nlp.pipeline:
+        if name in disable:
+            continue
+        if not held and nlp.get_pipe_meta(name).factory in SEGMENTER_FACTORIES:
+            docs = (_one_sentence(doc) for doc in docs)
+            held = True
+        if hasattr(component, "pipe"):
+            docs = component.pipe(docs, batch_size=batch_size)
+        else:
+            docs = (component(doc) for doc in docs)
+    return docs
+
+
+def _one_sentence(doc: Doc) -> Doc:
+    for token in doc:
+        token.is_sent_start = token.i == 0
+    return doc

@@ -176,6 +176,19 @@ def test_gold_sentences_run_each_sentence_alone_and_score_in_document_characters
     assert sum(c["excess"] for c in counts) == 0
 
 
+def test_gold_sentences_hold_each_sentence_text_to_one_sentence() -> None:
+    """In the oracle, a segmenter in the pipeline cannot cut a gold sentence's text (here a
+    sentencizer that ends a sentence at "that"): what it costs to cut one belongs to the
+    segmentation share, not to the tokenisation one."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer", config={"punct_chars": ["that"]})
+    whole = evaluate_raw(nlp, gold_sentences()).to_scores()
+    by_sentence = evaluate_raw(nlp, gold_sentences(), gold_sentences=True).to_scores()
+    # three documents, "c" cut after "that" when the pipeline segments it
+    assert whole["n_pred_sentences"] == 4
+    assert by_sentence["n_pred_sentences"] == by_sentence["n_sentences"] == len(SENTENCES)
+
+
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Path]:
     root = tmp_path_factory.mktemp("raw")
