@@ -18,24 +18,12 @@ from typing import Dict, List
 
 import spacy
 from spacy.language import Language
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import DocBin
 from spacy.training import Example
 
-import spacy_lisa  # noqa: F401  (registers the lisa_srl factory)
+from spacy_lisa.cli.evaluate import _gold_preproc_doc, _with_parse
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def bare(nlp: Language, gold: Doc, parse: Doc | None = None) -> Doc:
-    """The gold words and sentences, with ``parse``'s heads and labels when given."""
-    return Doc(
-        nlp.vocab,
-        words=[t.text for t in gold],
-        spaces=[bool(t.whitespace_) for t in gold],
-        sent_starts=[bool(t.is_sent_start) for t in gold],
-        heads=[t.head.i for t in parse] if parse is not None else None,
-        deps=[t.dep_ for t in parse] if parse is not None else None,
-    )
 
 
 def scores(nlp: Language, examples: List[Example]) -> Dict[str, float]:
@@ -56,14 +44,14 @@ def main() -> None:
     )
     roles_doc = spacy.load(args.roles, config={"components": {"lisa_srl": {"parse_source": "doc"}}})
     gold = list(DocBin().from_disk(args.data).get_docs(roles_doc.vocab))
-    parsed = list(parse_nlp.pipe((bare(parse_nlp, g) for g in gold), batch_size=64))
+    parsed = list(parse_nlp.pipe((_gold_preproc_doc(parse_nlp, g) for g in gold), batch_size=64))
     rows = {
         "ROLES over its own parse": scores(
-            roles_own, [Example(bare(roles_own, g), g) for g in gold]
+            roles_own, [Example(_gold_preproc_doc(roles_own, g), g) for g in gold]
         ),
         "ROLES over PARSE's own parse": scores(
             roles_doc,
-            [Example(bare(roles_doc, g, p), g) for g, p in zip(gold, parsed, strict=True)],
+            [Example(_with_parse(roles_doc, g, p), g) for g, p in zip(gold, parsed, strict=True)],
         ),
     }
     print(f"{'condition':<32} {'F1':>6} {'P':>6} {'R':>6} {'pred F1':>8} {'UAS':>6}")
