@@ -23,7 +23,7 @@ import spacy
 from spacy.tokens import DocBin
 
 import spacy_lisa  # noqa: F401  (registers the factories an assembled pipeline needs)
-from spacy_lisa.raw_evaluation import GoldDocument, group_documents
+from spacy_lisa.raw_evaluation import SEGMENTER_FACTORIES, GoldDocument, group_documents
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,7 +34,9 @@ def gold_starts(document: GoldDocument) -> Set[int]:
 
 
 def predicted_starts(nlp: spacy.Language, documents: List[GoldDocument]) -> List[Set[int]]:
-    segmenters = [name for name in nlp.pipe_names if name in ("parser", "senter", "sentencizer")]
+    segmenters = [
+        name for name in nlp.pipe_names if nlp.get_pipe_meta(name).factory in SEGMENTER_FACTORIES
+    ]
     keep = nlp.pipe_names[: nlp.pipe_names.index(segmenters[-1]) + 1] if segmenters else []
     disabled = [name for name in nlp.pipe_names if name not in keep]
     with nlp.select_pipes(disable=disabled):
