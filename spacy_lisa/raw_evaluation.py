@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -303,18 +303,36 @@ def pipe_as_one_sentence(
     that segments, the first token starts a sentence and no other may, so the segmenter
     keeps the text whole (components before it, such as ``lisa_split_its``, may still
     change the tokens)."""
+    return pipe_with_preset_starts(
+        nlp, texts, lambda doc, _: _one_sentence(doc), batch_size, disable
+    )
+
+
+def pipe_with_preset_starts(
+    nlp: Language,
+    texts: Iterable[str],
+    preset: Callable[[Doc, int], Doc],
+    batch_size: int,
+    disable: Sequence[str] = (),
+) -> Iterable[Doc]:
+    """``nlp.pipe`` with ``preset(doc, i)`` (``i``: the text's position in ``texts``)
+    applied just before the first component that segments: the sentence starts it sets
+    (``token.is_sent_start`` True or False) are kept, those it leaves ``None`` are the
+    segmenter's to decide."""
     docs: Iterable[Doc] = (nlp.make_doc(text) for text in texts)
     held = False
     for name, component in nlp.pipeline:
         if name in disable:
             continue
         if not held and nlp.get_pipe_meta(name).factory in SEGMENTER_FACTORIES:
-            docs = (_one_sentence(doc) for doc in docs)
+            docs = (preset(doc, i) for i, doc in enumerate(docs))
             held = True
         if hasattr(component, "pipe"):
             docs = component.pipe(docs, batch_size=batch_size)
         else:
-            docs = (component(doc) for doc in docs)
+            # map binds this component now (a generator expression would look the name
+            # up when iterated, after the loop has moved on to the last component)
+            docs = map(component, docs)
     return docs
 
 

@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 import spacy
+from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from srl_testing import TINY_MODEL
@@ -22,6 +23,8 @@ from spacy_lisa.raw_evaluation import (
     RawEvaluation,
     evaluate_raw,
     group_documents,
+    pipe_as_one_sentence,
+    pipe_with_preset_starts,
     score_document,
 )
 
@@ -187,6 +190,49 @@ def test_gold_sentences_hold_each_sentence_text_to_one_sentence() -> None:
     # three documents, "c" cut after "that" when the pipeline segments it
     assert whole["n_pred_sentences"] == 4
     assert by_sentence["n_pred_sentences"] == by_sentence["n_sentences"] == len(SENTENCES)
+
+
+def test_preset_starts_are_kept_and_the_rest_left_to_the_segmenter() -> None:
+    """What the segmentation diagnostics rely on: a start preset True or False before
+    the segmenter stays; one left None is the segmenter's to set."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    text = "Cats purr . Dogs bark and fish swim . Birds sing"
+
+    def preset(doc: Doc, i: int) -> Doc:
+        assert i == 0
+        for token in doc[1:]:
+            token.is_sent_start = {"fish": True, "Birds": False}.get(token.text)
+        return doc
+
+    (doc,) = pipe_with_preset_starts(nlp, [text], preset, batch_size=8)
+    assert [s.text for s in doc.sents] == [
+        "Cats purr .",
+        "Dogs bark and",
+        "fish swim . Birds sing",
+    ]
+
+
+def test_preset_pipe_runs_each_function_component_once_in_its_place() -> None:
+    """A component without ``pipe`` (a plain function, as ``lisa_split_its`` is) runs
+    where it stands, not replaced by a later component."""
+    seen: List[str] = []
+
+    @Language.component("test_mark_first")
+    def mark_first(doc: Doc) -> Doc:
+        seen.append("first")
+        return doc
+
+    @Language.component("test_mark_last")
+    def mark_last(doc: Doc) -> Doc:
+        seen.append("last:" + str(doc.has_annotation("SENT_START")))
+        return doc
+
+    nlp = spacy.blank("en")
+    for name in ("test_mark_first", "sentencizer", "test_mark_last"):
+        nlp.add_pipe(name)
+    list(pipe_as_one_sentence(nlp, ["A b . C d ."], batch_size=8))
+    assert seen == ["first", "last:True"]
 
 
 @pytest.fixture(scope="module")
