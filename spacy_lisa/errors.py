@@ -205,6 +205,16 @@ class _FormatAndComponentErrors:
         "spacy-lisa.SRLCorpus.v1 needs a path: set it in the config, e.g. "
         "[corpora.train] path = ${paths.train}, or with --paths.train on the command line."
     )
+    E125 = (
+        "merge_sentences = {rate} in spacy-lisa.SRLCorpus.v1: it must lie in [0, 1) and "
+        "needs gold_preproc = true (it merges gold sentences). Set it to 0 to train on the "
+        "sentences as they are."
+    )
+    E126 = (
+        "merge_sentences cannot merge sentences that carry a teacher's distributions "
+        "(distillation data, {doc}): set merge_sentences = 0 in the reader of a "
+        "distillation corpus."
+    )
 
 
 class _ScoringErrors:

@@ -9,6 +9,7 @@ the sentence, and can leave out Docs without SRL annotation (``require_srl``).
 """
 
 import logging
+import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -20,6 +21,7 @@ from spacy.vocab import Vocab
 from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, set_srl_frames
 from ..pipeline.teacher import TEACHER_KEY, slice_teacher
+from .merging import merge_consecutive
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -37,11 +39,15 @@ def create_srl_corpus_reader(
     limit: int = 0,
     augmenter: Optional[Callable] = None,
     require_srl: bool = True,
+    merge_sentences: float = 0.0,
 ) -> Callable[["Language"], Iterable[Example]]:
     """Read ``.spacy`` files (a file or a directory) like ``spacy.Corpus.v1``, keeping
     the gold frames of the reference docs, also on sentences cut from them.
     ``require_srl`` leaves out docs without SRL annotation (``doc._.srl_frame_data is
-    None``), counted and logged once."""
+    None``), counted and logged once. ``merge_sentences`` (with ``gold_preproc``):
+    the probability that two consecutive sentences of a document are read as one, as a
+    segmenter that misses a sentence start passes them on raw text
+    (:mod:`spacy_lisa.corpus.merging`); 0 reads the gold sentences."""
     if path is None:
         raise ValueError(Errors.E124)
     return SRLCorpus(
@@ -51,6 +57,7 @@ def create_srl_corpus_reader(
         limit=limit,
         augmenter=augmenter,
         require_srl=require_srl,
+        merge_sentences=merge_sentences,
     )
 
 
@@ -98,7 +105,8 @@ def sentence_doc(sent: Span) -> Tuple[Doc, int]:
 class SRLCorpus(Corpus):
     """``spacy.training.Corpus`` that keeps gold frames on sentence cuts and can require
     SRL annotation. ``n_without_srl`` counts the docs left out by ``require_srl`` in
-    the last pass; ``n_roles_cut`` the role spans cut at sentence boundaries."""
+    the last pass; ``n_roles_cut`` the role spans cut at sentence boundaries;
+    ``merge_sentences`` is the reader option of the same name."""
 
     def __init__(
         self,
@@ -110,7 +118,10 @@ class SRLCorpus(Corpus):
         augmenter: Optional[Callable] = None,
         shuffle: bool = False,
         require_srl: bool = True,
+        merge_sentences: float = 0.0,
     ) -> None:
+        if not 0.0 <= merge_sentences < 1.0 or (merge_sentences and not gold_preproc):
+            raise ValueError(Errors.E125.format(rate=merge_sentences))
         super().__init__(
             path,
             limit=limit,
@@ -120,6 +131,7 @@ class SRLCorpus(Corpus):
             shuffle=shuffle,
         )
         self.require_srl = require_srl
+        self.merge_sentences = merge_sentences
         self.n_without_srl = 0
         self.n_roles_cut = 0
         self._logged = False
@@ -197,12 +209,20 @@ class SRLCorpus(Corpus):
     def make_examples_gold_preproc(
         self, nlp: "Language", reference_docs: Iterable[Doc]
     ) -> Iterator[Example]:
+        ref_sents = self._gold_sentences(reference_docs)
+        if self.merge_sentences:
+            # drawn from the global generator that spacy train seeds: reproducible
+            # for a seed, other merges each time the corpus is read
+            rng = random.Random(random.getrandbits(64))
+            ref_sents = merge_consecutive(ref_sents, self.merge_sentences, rng=rng)
+        for ref_sent in ref_sents:
+            eg = self._make_example(nlp, ref_sent, True)
+            if len(eg.x):
+                yield eg
+
+    def _gold_sentences(self, reference_docs: Iterable[Doc]) -> Iterator[Doc]:
         for reference in reference_docs:
             if reference.has_annotation("SENT_START"):
-                ref_sents = self._sentences(reference)
+                yield from self._sentences(reference)
             else:
-                ref_sents = [reference]
-            for ref_sent in ref_sents:
-                eg = self._make_example(nlp, ref_sent, True)
-                if len(eg.x):
-                    yield eg
+                yield reference
