@@ -55,6 +55,12 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     distill += ["--vars.heldout_share", "0.5"]  # a few hundred sentences: ~15 documents
     for step in ("teacher-labels", "train-distilled"):
         _run(spacy + [step, ".", *overrides, *distill], project)
+    # adapt-trf (fine-tuning on sentences that sometimes run together), on the smoke run's
+    # lisa_cpu: the transformer is too slow for CI
+    adapt = ["--vars.trf_config", "lisa_cpu", "--vars.trf_adapt_steps", "6"]
+    _run(spacy + ["adapt-trf", ".", *overrides, *adapt, "--vars.trf_adapt_warmup", "2"], project)
+    adapted = (project / "training/lisa_cpu/model-last/config.cfg").read_text()
+    assert "merge_sentences = 0.15" in adapted
 
     stats = json.loads((project / "corpus/train.stats.json").read_text())
     assert 0 < stats["sentences"] <= 300 and stats["predicates"] > 0
