@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, Set
 
 import spacy
+from sentence_boundaries import boundary_scores, gold_starts
 from spacy.tokens import Doc, DocBin
 
 from spacy_lisa.raw_evaluation import (
@@ -68,7 +69,8 @@ def main() -> None:
     nlp = spacy.load(args.pipeline)
     docs = DocBin().from_disk(args.docs).get_docs(nlp.vocab)
     documents = [d for d in group_documents(docs) if d.scored]
-    n_gold = sum(len(d.sentences) - 1 for d in documents)
+    gold = [gold_starts(d) for d in documents]
+    n_gold = sum(len(starts) for starts in gold)
     print(f"{len(documents)} documents, {n_gold} gold sentence starts after the first")
     print(f"{'condition':<18} {'P':>6} {'R':>6} {'F1':>6} {'gain':>6}   sentence starts P / R")
     baseline = None
@@ -76,21 +78,19 @@ def main() -> None:
         texts = (d.text for d in documents)
         preset = presetter(documents, on_gold, elsewhere)
         result = RawEvaluation()
-        hits = n_pred = 0
+        pred = []
         for document, doc in zip(
             documents, pipe_with_preset_starts(nlp, texts, preset, batch_size=64), strict=True
         ):
             score_document(document, Prediction.from_docs([doc], document.text), result)
-            gold = {start for start, _ in document.sentences[1:]}
-            pred = {sent.start_char for sent in doc.sents if sent.start_char > 0}
-            hits += len(gold & pred)
-            n_pred += len(pred)
+            pred.append({sent.start_char for sent in doc.sents if sent.start_char > 0})
+        start_p, start_r, _ = boundary_scores(gold, pred)
         scores = result.to_scores()
         f1 = 100 * scores["srl_f"]
         baseline = f1 if baseline is None else baseline
         print(
             f"{name:<18} {100 * scores['srl_p']:6.2f} {100 * scores['srl_r']:6.2f} {f1:6.2f} "
-            f"{f1 - baseline:6.2f}   {100 * hits / n_pred:6.2f} / {100 * hits / n_gold:6.2f}",
+            f"{f1 - baseline:6.2f}   {100 * start_p:6.2f} / {100 * start_r:6.2f}",
             flush=True,
         )
 
