@@ -535,3 +535,70 @@ def test_no_role_is_decoded_across_its_own_predicate() -> None:
         assert predicate == (2, 3)
         assert roles[0] == [0, 2, "ARG1"]
         assert all(not (b <= 2 < e) for b, e, _ in roles)
+
+
+MODIFIER_LABELS = LABELS + ("B-ARGM-TMP", "I-ARGM-TMP")
+
+
+def two_arg0_scores() -> np.ndarray:
+    """One frame of 6 tokens, predicate at token 2: ARG0 is each token's best label at
+    tokens 0 and 4-5, more clearly at 4-5; ARG1 is the second choice at token 0."""
+    labels = MODIFIER_LABELS
+    scores = np.full((1, 6, len(labels)), -4.0, dtype="f")
+    scores[0, :, labels.index("O")] = 0.0
+    scores[0, 0, labels.index("B-ARG0")] = 3.0
+    scores[0, 0, labels.index("B-ARG1")] = 2.5
+    scores[0, 2, labels.index("B-V")] = 5.0
+    scores[0, 4, labels.index("B-ARG0")] = 6.0
+    scores[0, 5, labels.index("I-ARG0")] = 6.0
+    return scores
+
+
+@pytest.mark.parametrize("decoding", ["viterbi", "greedy"])
+def test_a_core_role_is_decoded_once_per_frame(decoding: str) -> None:
+    """Two ARG0 spans: the one that wins by more keeps ARG0, the other takes its next
+    best label; without the constraint both are ARG0."""
+    scores = two_arg0_scores()
+    labels = MODIFIER_LABELS
+    [(_, plain)] = decode_frames(scores.copy(), [2], [6], labels, decoding=decoding)
+    assert plain == [[0, 1, "ARG0"], [4, 6, "ARG0"]]
+    [(predicate, roles)] = decode_frames(
+        scores.copy(), [2], [6], labels, decoding=decoding, unique_core=True
+    )
+    assert predicate == (2, 3)
+    assert roles == [[0, 1, "ARG1"], [4, 6, "ARG0"]]
+
+
+def test_only_numbered_arguments_are_unique() -> None:
+    """Modifiers repeat in PropBank (two ARGM-TMP in a frame are kept)."""
+    labels = MODIFIER_LABELS
+    scores = np.full((1, 5, len(labels)), -4.0, dtype="f")
+    scores[0, :, labels.index("O")] = 0.0
+    scores[0, 2, labels.index("B-V")] = 5.0
+    for t in (0, 4):
+        scores[0, t, labels.index("B-ARGM-TMP")] = 3.0
+    [(_, roles)] = decode_frames(scores, [2], [5], labels, unique_core=True)
+    assert roles == [[0, 1, "ARGM-TMP"], [4, 5, "ARGM-TMP"]]
+
+
+def test_unique_core_roles_changes_only_frames_with_a_repeated_role() -> None:
+    """A batch: the frame without a repeated role decodes as without the constraint, and
+    the re-decoded frame as it does alone."""
+    labels = MODIFIER_LABELS
+    rng = np.random.default_rng(3)
+    other = rng.normal(size=(1, 6, len(labels))).astype("f")
+    other[0, :, [labels.index("B-ARG0"), labels.index("I-ARG0")]] = -9.0  # no ARG0 at all
+    other[0, 1, labels.index("B-V")] = 9.0
+    batch = np.concatenate([other, two_arg0_scores()])
+    got = decode_frames(batch, [1, 2], [6, 6], labels, unique_core=True)
+    assert got[0] == decode_frames(other, [1], [6], labels)[0]
+    assert got[1] == decode_frames(two_arg0_scores(), [2], [6], labels, unique_core=True)[0]
+
+
+def test_a_repeated_core_role_left_after_the_last_round_is_dropped(monkeypatch) -> None:
+    """With no rounds of re-decoding left, the span that loses the role is read as O."""
+    import spacy_lisa.pipeline.decoding as decoding_module
+
+    monkeypatch.setattr(decoding_module, "_MAX_ROUNDS", 0)
+    [(_, roles)] = decode_frames(two_arg0_scores(), [2], [6], MODIFIER_LABELS, unique_core=True)
+    assert roles == [[4, 6, "ARG0"]]

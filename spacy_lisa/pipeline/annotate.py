@@ -67,6 +67,7 @@ def annotate_group(
             transitions=cfg["transitions"],
             start=cfg["start"],
             transition_weight=cfg.get("transition_weight", 0.5),
+            unique_core=cfg.get("unique_core_roles", False),
         )
     # per window: array slices
     pos_names = np.array([t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object)

@@ -4,6 +4,8 @@
   spans, as ``lisa_srl`` writes them (log-softmax, Viterbi or greedy from
   :mod:`spacy_lisa.pipeline.viterbi`, BIO -> spans on arrays: :func:`paths_to_spans`,
   :func:`spans_to_frames`).
+- :func:`unique_core_roles`: re-decode the frames whose path holds a core role
+  (``ARG0``-``ARG5``, ``ARGA``) in two spans, until none does.
 - :func:`mst_decode`: maximum spanning tree over a head-score matrix with exactly one
   root, through ``ufal.chu_liu_edmonds``.
 
@@ -13,7 +15,8 @@ Convention: ``head_scores[i, j]`` is the score of "the head of token ``i`` is to
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+import re
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from ufal.chu_liu_edmonds import chu_liu_edmonds
@@ -113,6 +116,7 @@ def decode_frames(
     transitions: Optional[Any] = None,
     start: Optional[Any] = None,
     transition_weight: float = 1.0,
+    unique_core: bool = False,
 ) -> List[FrameSpans]:
     """Decode every frame of a batch in one go: role logits ``[F, T, L]`` (padded) ->
     per frame ``((pred_start, pred_end), [[start, end, label], ...])``.
@@ -122,7 +126,8 @@ def decode_frames(
     the stored ``transitions``/``start`` log-probabilities (none when either is empty or
     the weight is 0), or greedy argmax; then BIO -> spans on arrays
     (:func:`paths_to_spans`) and the predicate / role rules of :func:`spans_to_frames`.
-    The predicate token is constrained to ``B-V``/``I-V``, so no role covers it.
+    The predicate token is constrained to ``B-V``/``I-V``, so no role covers it. With
+    ``unique_core``, no frame holds a core role in two spans (:func:`unique_core_roles`).
     ``positions`` are the predicate tokens, ``lengths`` the window lengths, ``offsets``
     the window starts in the doc (added to every returned offset).
     """
@@ -139,12 +144,85 @@ def decode_frames(
             # float32 as the component always scaled them (bit-identical paths)
             trans = transition_weight * np.asarray(transitions, dtype="f")
             first = transition_weight * np.asarray(start, dtype="f")
-        paths = viterbi_paths(log_probs, lengths, label_tuple, trans, first)
+
+        def decode(lp: np.ndarray, ln: Any) -> np.ndarray:
+            return viterbi_paths(lp, ln, label_tuple, trans, first)
+
     elif decoding == "greedy":
-        paths = greedy_paths(log_probs, lengths)
+
+        def decode(lp: np.ndarray, ln: Any) -> np.ndarray:
+            return greedy_paths(lp, ln)
+
     else:
         raise ValueError(Errors.E251.format(what="decoding", message=f"unknown: {decoding!r}"))
+    sizes = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    paths = decode(log_probs, sizes)
+    if unique_core:
+        paths = unique_core_roles(log_probs, paths, sizes, info, decode)
     return spans_to_frames(paths_to_spans(paths, info), positions, info, offsets)
+
+
+# PropBank's numbered arguments: at most one span of each per frame (never two in the EWT
+# training frames); modifiers (ARGM-*) and C-/R- spans may repeat
+_CORE_ROLE = re.compile(r"ARG[0-9A]")
+# rounds of re-decoding before the remaining duplicates are dropped (one round settles
+# nearly every frame: a round forbids the label on the spans that lose it)
+_MAX_ROUNDS = 8
+
+
+def unique_core_roles(
+    log_probs: np.ndarray,
+    paths: np.ndarray,
+    lengths: np.ndarray,
+    info: BioLabels,
+    decode: Callable[[np.ndarray, Any], np.ndarray],
+) -> np.ndarray:
+    """``paths`` (``[F, T]``) with no core role in two spans of a frame.
+
+    Where a frame's path has a core role in several spans, the span whose label gains
+    most over the best other label at its tokens (summed log-probabilities) keeps it;
+    the role is forbidden at the other spans' tokens (``log_probs`` is changed in place)
+    and only those frames are decoded again with ``decode(log_probs, lengths)``, so they
+    may take another label there, or the role elsewhere. Repeated while duplicates remain,
+    at most ``_MAX_ROUNDS`` times; a duplicate left after that is read as ``O``.
+    """
+    core = np.array([bool(_CORE_ROLE.fullmatch(name)) for name in info.types] + [False])
+    label_ids = np.arange(len(info.labels))
+    for round_ in range(_MAX_ROUNDS + 1):
+        frame, start, end, type_id = paths_to_spans(paths, info)
+        is_core = core[type_id]
+        frame, start, end, type_id = frame[is_core], start[is_core], end[is_core], type_id[is_core]
+        keys = frame * len(info.types) + type_id
+        _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+        repeated = np.flatnonzero(counts[inverse] > 1)
+        if not len(repeated):
+            break
+        best: Dict[int, Tuple[float, int]] = {}
+        for i in repeated.tolist():
+            f, b, e = int(frame[i]), int(start[i]), int(end[i])
+            scores = log_probs[f, b:e]
+            chosen = scores[np.arange(e - b), paths[f, b:e]].sum()
+            other = scores[:, info.type_id[:-1] != type_id[i]].max(axis=-1).sum()
+            gain = float(chosen - other)
+            key = int(keys[i])
+            if key not in best or gain > best[key][0]:
+                best[key] = (gain, i)
+        losers = [i for i in repeated.tolist() if best[int(keys[i])][1] != i]
+        for i in losers:
+            f, b, e = int(frame[i]), int(start[i]), int(end[i])
+            if round_ == _MAX_ROUNDS:
+                paths[f, b:e] = _outside_id(info)
+            else:
+                role_labels = label_ids[info.type_id[:-1] == type_id[i]]
+                log_probs[f, b:e][:, role_labels] = _FORBIDDEN  # a view: in place
+        if round_ < _MAX_ROUNDS:
+            redo = np.unique(frame[losers])
+            paths[redo] = decode(log_probs[redo], lengths[redo])
+    return paths
+
+
+def _outside_id(info: BioLabels) -> int:
+    return info.labels.index("O")
 
 
 # log-probability of the labels a predicate token may not take: far below any real one,

@@ -72,6 +72,7 @@ OPTIONS = (
     "predicate_source",
     "decoding",
     "transition_weight",
+    "unique_core_roles",
     "write_pos",
     "max_length",
     "teacher_forcing",
@@ -156,6 +157,8 @@ DEFAULT_LISA_MODEL = Config().from_str(default_model_config)["model"]
         # chosen on EWT *train* sentences for lisa_cpu (benchmarks/transition_weight_sweep.py):
         # the per-token scores already carry each label's prior
         "transition_weight": 0.25,
+        # PropBank's numbered arguments occur once per frame (BENCHMARKS.md, Decoding)
+        "unique_core_roles": True,
         "write_pos": False,
         "max_length": 128,
         "teacher_forcing": "gold",
@@ -201,6 +204,7 @@ def make_lisa_srl(
     scorer: Optional[Callable],
     predicate_pos: Optional[List[str]] = None,
     sense_loss: str = "candidates",
+    unique_core_roles: bool = True,
 ) -> LisaSRL:
     """Create a ``lisa_srl`` component (see :class:`LisaSRL` for the options)."""
     return LisaSRL(
@@ -223,6 +227,7 @@ def make_lisa_srl(
         scorer=scorer,
         predicate_pos=predicate_pos,
         sense_loss=sense_loss,
+        unique_core_roles=unique_core_roles,
     )
 
 
@@ -289,6 +294,9 @@ class LisaSRL(TrainablePipe):
       model's per-token log-probabilities in Viterbi decoding. The per-token scores are
       posteriors that already hold each tag's prior, so full-weight transitions count it
       twice and cost recall (BENCHMARKS.md, Decoding).
+    - ``unique_core_roles``: decode no frame with a numbered argument (``ARG0``-``ARG5``,
+      ``ARGA``) in two spans; frames whose best path has one are decoded again without
+      it where it scores lower (:func:`spacy_lisa.pipeline.decoding.unique_core_roles`).
     - ``write_pos``: set ``token.tag_`` from the joint POS/predicate classifier where empty.
     - ``max_length``: longest window (tokens) the encoder sees; longer sentences are split
       into windows (warning W001, once), attention and parse do not cross them.
@@ -325,6 +333,7 @@ class LisaSRL(TrainablePipe):
         scorer: Optional[Callable] = None,
         predicate_pos: Optional[Sequence[str]] = None,
         sense_loss: str = "candidates",
+        unique_core_roles: bool = True,
     ) -> None:
         install_extensions()
         self._owner_pid = os.getpid()
@@ -352,6 +361,7 @@ class LisaSRL(TrainablePipe):
             ),
             "decoding": _check_choice("decoding", decoding, DECODINGS),
             "transition_weight": float(transition_weight),
+            "unique_core_roles": bool(unique_core_roles),
             "write_pos": bool(write_pos),
             "max_length": int(max_length),
             "teacher_forcing": _check_choice("teacher_forcing", teacher_forcing, TEACHER_FORCING),

@@ -657,3 +657,34 @@ def test_write_parse_warns_about_generic_labels():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         write_parse(doc, [1, 1, 1], ["nsubj", "ROOT", "punct"])
+
+
+def test_unique_core_roles_is_on_by_default_and_reaches_the_decoder(
+    trained_nlp: Language, tmp_path, monkeypatch
+) -> None:
+    """Frames are decoded with one span per numbered argument unless the config turns it
+    off; a pipeline saved before the option existed loads with it on."""
+    from pathlib import Path
+
+    from spacy_lisa.pipeline import decoding
+
+    seen = []
+    real = decoding.decode_frames
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs["unique_core"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(decoding, "decode_frames", recording)
+    assert trained_nlp.get_pipe("lisa_srl").cfg["unique_core_roles"] is True
+    trained_nlp("John sold the car .")
+    assert seen[-1] is True
+    trained_nlp.to_disk(tmp_path / "saved")
+    overrides = {"components": {"lisa_srl": {"unique_core_roles": False}}}
+    off = spacy.load(tmp_path / "saved", config=overrides)
+    assert off.get_pipe("lisa_srl").cfg["unique_core_roles"] is False
+    off("John sold the car .")
+    assert seen[-1] is False
+    older = Path(__file__).parents[1] / "fixtures" / "presplit" / "pipeline"
+    assert "unique_core_roles" not in (older / "config.cfg").read_text()
+    assert spacy.load(older).get_pipe("lisa_srl").cfg["unique_core_roles"] is True
