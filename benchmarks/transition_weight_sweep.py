@@ -11,7 +11,6 @@ on dev:
 from __future__ import annotations
 
 import argparse
-import re
 from collections import Counter
 from pathlib import Path
 
@@ -22,13 +21,12 @@ from spacy.training import Example
 
 from spacy_lisa.cli.evaluate import _gold_preproc_doc
 from spacy_lisa.frames import get_srl_frames, has_srl_annotation
+from spacy_lisa.pipeline.decoding import NUMBERED_ARGUMENT
 from spacy_lisa.pipeline.scorer import evaluate_srl
-
-NUMBERED = re.compile(r"ARG[0-9A]")
 
 
 def repeats_numbered_argument(frame) -> bool:
-    counts = Counter(r.label_ for r in frame.roles if NUMBERED.fullmatch(r.label_))
+    counts = Counter(r.label_ for r in frame.roles if NUMBERED_ARGUMENT.fullmatch(r.label_))
     return any(n > 1 for n in counts.values())
 
 

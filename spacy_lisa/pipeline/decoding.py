@@ -164,7 +164,7 @@ def decode_frames(
 
 # PropBank's numbered arguments: at most one span of each per frame (never two in the EWT
 # training frames); modifiers (ARGM-*) and C-/R- spans may repeat
-_CORE_ROLE = re.compile(r"ARG[0-9A]")
+NUMBERED_ARGUMENT = re.compile(r"ARG[0-9A]")
 # rounds of re-decoding before the remaining duplicates are dropped (one round settles
 # nearly every frame: a round forbids the label on the spans that lose it)
 _MAX_ROUNDS = 8
@@ -186,7 +186,7 @@ def unique_core_roles(
     may take another label there, or the role elsewhere. Repeated while duplicates remain,
     at most ``_MAX_ROUNDS`` times; a duplicate left after that is read as ``O``.
     """
-    core = np.array([bool(_CORE_ROLE.fullmatch(name)) for name in info.types] + [False])
+    core = np.array([bool(NUMBERED_ARGUMENT.fullmatch(name)) for name in info.types] + [False])
     label_ids = np.arange(len(info.labels))
     for round_ in range(_MAX_ROUNDS + 1):
         frame, start, end, type_id = paths_to_spans(paths, info)
