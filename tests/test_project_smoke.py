@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import srsly
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,7 +61,9 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     adapt = ["--vars.trf_config", "lisa_cpu", "--vars.trf_adapt_steps", "6"]
     _run(spacy + ["adapt-trf", ".", *overrides, *adapt, "--vars.trf_adapt_warmup", "2"], project)
     adapted = (project / "training/lisa_cpu/model-last/config.cfg").read_text()
-    assert "merge_sentences = 0.15" in adapted
+    # the share project.yml gives adapt-trf reaches the training reader
+    share = srsly.read_yaml(project / "project.yml")["vars"]["trf_adapt_merge"]
+    assert f"merge_sentences = {share}" in adapted
 
     stats = json.loads((project / "corpus/train.stats.json").read_text())
     assert 0 < stats["sentences"] <= 300 and stats["predicates"] > 0
