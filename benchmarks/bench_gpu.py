@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from machine import cpu_model
+from machine import describe
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -89,9 +89,12 @@ def main() -> None:
         print(f"GPU not measured: {problem}")
     print(
         f"{args.steps} timed training steps after {args.warmup}; prediction over "
-        f"{rows[0]['predict_words'] if rows else 0:,} words; CPU: {cpu_model()}, "
-        f"{args.threads} torch thread(s)"
+        f"{rows[0]['predict_words'] if rows else 0:,} words"
     )
+    import torch
+
+    torch.set_num_threads(args.threads)  # as in the runs, for the description
+    print(describe())
 
 
 def _run_worker(args: argparse.Namespace, config: str, gpu_id: int) -> Dict[str, Any]:
@@ -112,6 +115,7 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
 
     from spacy_lisa.corpus.readers import SRLCorpus
     from spacy_lisa.device import select_device
+    from spacy_lisa.loading import srl_component
 
     where = select_device(gpu_id)
     torch.set_num_threads(args.threads)  # a benchmark process: its own setting only
@@ -144,8 +148,7 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
             rates.append(n_words / (time.perf_counter() - start))
             sizes.append(n_words)
 
-    srl = nlp.get_pipe("lisa_srl")
-    srl.predicate_source = "doc"  # type: ignore[attr-defined]
+    srl_component(nlp).predicate_source = "doc"
     docs = []
     for eg in SRLCorpus(args.dev, gold_preproc=True, limit=args.limit)(nlp):
         doc = eg.predicted
@@ -174,8 +177,9 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
 def _precision(nlp: Any) -> str:
     """The precision of the run: the LISA layers' and, for a transformer, its autocast."""
     from spacy_lisa.device import autocast_dtype
+    from spacy_lisa.loading import srl_component
 
-    model = nlp.get_pipe("lisa_srl").model
+    model = srl_component(nlp).model
     parts: List[str] = []
     lisa_shim = model.layers[1].shims[0]
     parts.append("LISA float16 autocast" if lisa_shim._mixed_precision else "LISA float32")

@@ -23,11 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import numpy as np
 import torch
+from machine import describe, machine, round_robin
 
 from spacy_lisa.models.lan_torch import LabelAttentionRoleDecoder
 from spacy_lisa.models.role_scorer import BilinearRoleScorer
@@ -61,23 +61,6 @@ def make_batch(
         windows.extend([w] * len(picks))
         positions.extend(int(p) for p in picks.sort().values)
     return states, mask, torch.tensor(windows), torch.tensor(positions)
-
-
-def interleaved_medians(
-    fns: Dict[str, Callable[[], object]], warmup: int, repeats: int
-) -> Dict[str, float]:
-    """Median seconds per function, the functions run round-robin: on a shared machine
-    every path then sees the same background load, which keeps the ratios honest."""
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn()
-    times: Dict[str, List[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def main() -> None:
@@ -130,7 +113,7 @@ def main() -> None:
         return viterbi_paths(array, lengths, labels)  # as the component decodes
 
     lan_logits, bilinear_logp = lan_scores(), bilinear_scores()
-    timings = interleaved_medians(
+    times, _ = round_robin(
         {
             "lan_score_s": lan_scores,
             "lan_decode_s": lambda: lan_decode(lan_logits),
@@ -139,9 +122,10 @@ def main() -> None:
             "viterbi_decode_s": lambda: viterbi(bilinear_logp),
             "bilinear_viterbi_total_s": lambda: viterbi(bilinear_scores()),
         },
-        args.warmup,
         args.repeats,
+        warmup=args.warmup,
     )
+    timings = {name: statistics.median(values) for name, values in times.items()}
     n_frames = len(lengths)
     result = {
         "frames": n_frames,
@@ -158,7 +142,7 @@ def main() -> None:
         "bilinear_viterbi_frames_per_s": round(n_frames / timings["bilinear_viterbi_total_s"], 1),
     }
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps({**result, "machine": machine()}))
         return
     print(
         f"{n_frames} frames over {args.windows} windows (T={args.tokens}, "
@@ -184,6 +168,7 @@ def main() -> None:
         f"speed ratio (bilinear+Viterbi time / LAN time): total {result['speed_ratio_total']}x, "
         f"decoding step only {result['speed_ratio_decode_only']}x"
     )
+    print(describe())
     print(json.dumps(result))
 
 

@@ -33,7 +33,7 @@ docs back) is spread over more text, as when users annotate corpora.
         [--limit N] [--repeats 3] [--n-process 2 [--copies 4]] [--torch-threads 1,2]
 
 Before the trained models exist, any saved pipelines do to check that it runs, e.g.
-``--lisa tests/fixtures/presplit/pipeline`` (``--parser blank`` builds a blank English
+``--lisa tests/fixtures/saved_pipeline/pipeline`` (``--parser blank`` builds a blank English
 pipeline with an untrained-initialised tagger and parser).
 """
 
@@ -43,12 +43,12 @@ import argparse
 import importlib.util
 import statistics
 import tempfile
-import time
 from functools import partial
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 import spacy
+from machine import describe, round_robin
 from spacy.language import Language
 from spacy.tokens import DocBin
 
@@ -125,14 +125,7 @@ def run_pipe_threads(nlp: Language, texts: List[str], batch_size: int, threads: 
 
 def interleaved(fns: Dict[str, Callable[[], int]], repeats: int) -> Dict[str, Dict[str, float]]:
     """Median seconds and words/s per function, the functions run round-robin."""
-    times: Dict[str, List[float]] = {name: [] for name in fns}
-    words: Dict[str, int] = {}
-    for r in range(repeats):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            words[name] = fn()
-            times[name].append(time.perf_counter() - start)
-            print(f"  repeat {r + 1}/{repeats} {name:>8}: {times[name][-1]:.2f}s", flush=True)
+    times, words = round_robin(fns, repeats, log=True)
     result = {}
     for name, values in times.items():
         median = statistics.median(values)
@@ -207,6 +200,7 @@ def main() -> None:
     print(f"warmed up; timing {list(pipelines)}, {args.repeats} repeats", flush=True)
     fns = {name: partial(run_pipe, nlp, texts, batch) for name, nlp in pipelines.items()}
     report(interleaved(fns, args.repeats), "parser")
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+from machine import describe
+
 
 def count_words(paths: List[Path]) -> int:
     words = 0
@@ -45,7 +47,7 @@ def main() -> None:
     import ray
     import spacy
 
-    from spacy_lisa.cli.predict import predict
+    from spacy_lisa.predict import predict
     from spacy_lisa.ray_annotate import annotate_ray
 
     spacy.load(args.model)  # warm-up: imports and disk caches, so that run 1 is not penalised
@@ -104,6 +106,7 @@ def main() -> None:
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf8")
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from machine import cpu_model
+from machine import describe, machine
 
 REPO = Path(__file__).resolve().parents[1]
 BAR = 0.7  # the server's words/s must be at least this share of nlp.pipe's
@@ -175,12 +175,6 @@ class Client(threading.Thread):
         self.errors += 1
         if len(self.error_samples) < 5:
             self.error_samples.append(what)
-
-
-def machine() -> Dict[str, Any]:
-    """What the figures were taken on: cores, CPU model, load average at the end."""
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {"cpus": os.cpu_count(), "cpu": cpu_model(), "platform": sys.platform, "load": load}
 
 
 def quantiles(values: List[float]) -> Dict[str, float]:
@@ -328,7 +322,7 @@ def main() -> None:
     if args.torch_threads is not None:
         torch.set_num_threads(args.torch_threads)
     texts = load_texts(args)
-    print(f"{len(texts)} texts from {args.texts or args.dev}; machine {machine()}", flush=True)
+    print(f"{len(texts)} texts from {args.texts or args.dev}; {describe()}", flush=True)
     nlp = spacy.load(args.model)
     list(nlp.pipe(texts[:64], batch_size=args.pipe_batch_size))  # warm-up
     min_seconds = max(5.0, args.duration / 2)

@@ -20,15 +20,14 @@ grows, and the baseline / LISA ratio.
 from __future__ import annotations
 
 import argparse
-import time
 from functools import partial
-from typing import Callable, Dict, List
 
 import torch
+from machine import describe, round_robin
 from torch import Tensor, nn
 
 from spacy_lisa.models.attention import EncoderLayer, MultiHeadSelfAttention, sinusoidal_positions
-from spacy_lisa.models.lisa_torch import LisaTorchModel
+from spacy_lisa.models.lisa_torch import LisaTorchModel, ParseRequest, SentenceRequest
 from spacy_lisa.models.types import LisaSizes
 
 N_IN, N_TAGS, N_DEPS, N_ROLES = 96, 60, 50, 101
@@ -67,7 +66,8 @@ def run_lisa(
     model: LisaTorchModel, x: Tensor, mask: Tensor, window: Tensor, pos: Tensor, train: bool
 ) -> None:
     with torch.set_grad_enabled(train):
-        out = model(x, mask, own_parse="argmax", frame_window=window, frame_pos=pos)
+        parse = ParseRequest(own_parse="argmax")
+        out = model(x, mask, SentenceRequest(parse, frame_window=window, frame_pos=pos))
         if train:  # every score receives a gradient, as in the real loss
             scores = (out.tag_scores, out.head_scores, out.dep_scores, out.role_scores)
             sum(s.sum() for s in scores).backward()  # type: ignore[union-attr]
@@ -82,21 +82,6 @@ def run_baseline(
         if train:
             out.sum().backward()
             model.zero_grad(set_to_none=True)
-
-
-def best_seconds(runs: Dict[str, Callable[[], None]], repeats: int) -> Dict[str, float]:
-    """Best-of-``repeats`` wall time of each run, the runs interleaved so that all see the
-    same background load. The minimum (as ``timeit`` recommends) rather than the mean: on
-    a shared machine the noise only ever adds time."""
-    for run in runs.values():
-        run()  # warm-up (allocations, kernel selection)
-    times: Dict[str, List[float]] = {name: [] for name in runs}
-    for _ in range(repeats):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    return {name: min(values) for name, values in times.items()}
 
 
 def main() -> None:
@@ -124,8 +109,8 @@ def main() -> None:
     B, T = args.sentences, args.length
     x = torch.randn(B, T, N_IN)
     mask = torch.ones(B, T, dtype=torch.bool)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; "
-          f"{B} sentences x {T} tokens per batch, best of {args.repeats}; "
+    print(describe())
+    print(f"{B} sentences x {T} tokens per batch, best of {args.repeats}; "
           f"{'forward + backward' if args.train else 'inference (no_grad)'}")  # fmt: skip
     print(f"{'predicates':>10} {'LISA ms/sent':>13} {'re-encode ms/sent':>18} {'ratio':>6}")
     for k in args.predicates:
@@ -138,9 +123,12 @@ def main() -> None:
             "lisa": partial(run_lisa, lisa, *batch),
             "baseline": partial(run_baseline, baseline, *batch),
         }
-        best = best_seconds(runs, args.repeats)
+        # the minimum (as timeit recommends), not the mean: the noise only ever adds time
+        times, _ = round_robin(runs, args.repeats, warmup=1)
+        best = {name: min(values) for name, values in times.items()}
         t_lisa, t_base = best["lisa"] / B * 1000, best["baseline"] / B * 1000
         print(f"{k:>10} {t_lisa:>13.2f} {t_base:>18.2f} {t_base / t_lisa:>6.1f}")
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from typing import List, Tuple
 
 import numpy
 import spacy
-import torch
+from machine import describe
 from spacy.tokens import Doc
 from spacy.util import load_config, registry
 from thinc.api import Adam, Model, fix_random_seed
@@ -141,14 +141,15 @@ def main() -> None:
     time_predict(model, [warm_up])
     time_train(model, [warm_up], optimizer)
     n_params = sum(p.numel() for p in model.get_ref("lisa").shims[0]._model.parameters())
+    print(describe())
     print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads; "
         f"{n_params / 1e6:.1f}M LISA torch parameters; "
         f"{len(batches)} batches of ~{args.batch_words} words, "
         f"{sum(len(b.docs) for b in batches) / len(batches):.0f} docs each"
     )
     report("forward", time_predict(model, batches))
     report("forward + backward", time_train(model, batches, optimizer))
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Set, Tuple
 
 import spacy
+from machine import describe
 from spacy.tokens import Doc, DocBin
 
 from spacy_lisa.tokenizer import build_ewt_tokenizer
@@ -200,6 +201,7 @@ def main() -> None:
         path = args.corpus / f"{split}.docs.spacy"
         docs = list(DocBin().from_disk(path).get_docs(nlp.vocab))
         report(split, docs, tokenizers, args)
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ buffer 256), interleaved step by step, it measures:
 (a) floor: bare MiniLM (AutoModel) forward + backward of a dummy loss on the last hidden
     state + a torch AdamW step, tokenised and padded per batch to the longest; no LISA;
 (b) ``nlp.update`` of the config's pipeline (initialised on ~200 examples), once per
-    ``--encodings`` value (the model's ``predicate_encoding``: single pass, or the
-    predicate-aware "marked" / "marked_upper", which encode each predicate's window again),
+    ``--encodings`` value (:data:`ENCODINGS`: the single pass, or the predicate-aware
+    architecture, which encodes each predicate's window again: "marked" with the
+    transformer run again, "marked_upper" with the mark at the LISA layers only),
 
 and prints the median training words/s (spaCy tokens) of each after warm-up, and the ratio.
 
@@ -37,17 +38,27 @@ from typing import Dict, List
 
 import spacy
 import torch
-from machine import cpu_model
+from machine import describe
 from spacy.training.batchers import minibatch_by_padded_size
 from spacy.util import load_config
 
 from spacy_lisa.corpus.readers import SRLCorpus
 from spacy_lisa.models.pretrained import local_model_path
 
-BOX_NOTE = (
-    "Box note: {threads} torch thread(s), {cpu}; numbers under load are not valid "
-    "figures, the interleaved ratio gives a first idea."
-)
+BOX_NOTE = "Numbers under load are not valid figures, the interleaved ratio gives a first idea."
+
+
+# the config overrides of each encoding: the architecture, and whether the predicate-aware
+# one runs the transformer again on each marked window
+MODEL = "components.lisa_srl.model"
+ENCODINGS = {
+    "single_pass": {f"{MODEL}.@architectures": "spacy-lisa.LISA.v1"},
+    "marked": {f"{MODEL}.@architectures": "spacy-lisa.PredicateAwareLISA.v1"},
+    "marked_upper": {
+        f"{MODEL}.@architectures": "spacy-lisa.PredicateAwareLISA.v1",
+        f"{MODEL}.reencode": False,
+    },
+}
 
 
 def main() -> None:
@@ -68,7 +79,7 @@ def main() -> None:
     parser.add_argument(
         "--encodings",
         default="config",
-        help="comma-separated predicate_encoding values to time side by side "
+        help="comma-separated encodings to time side by side "
         "(single_pass, marked, marked_upper; 'config': the config's own)",
     )
     args = parser.parse_args()
@@ -81,7 +92,7 @@ def main() -> None:
     for encoding in args.encodings.split(","):
         these = dict(overrides)
         if encoding != "config":
-            these["components.lisa_srl.model.predicate_encoding"] = encoding
+            these.update(ENCODINGS[encoding])
         config = load_config(args.config, overrides=these, interpolate=True)
         pipelines[encoding] = spacy.util.load_model_from_config(config, auto_fill=True)
     autocast = config["components"]["lisa_srl"]["model"]["tok2vec"].get("autocast", False)
@@ -162,9 +173,10 @@ def main() -> None:
     print(f"(a) bare transformer fwd+bwd+AdamW: {floor:8.1f} words/s (median)")
     for name in pipelines:
         lisa = statistics.median(rates[name])
-        label = f"{Path(args.config).stem}, predicate_encoding={name}"
+        label = f"{Path(args.config).stem}, encoding={name}"
         print(f"(b) nlp.update ({label}): {lisa:8.1f} words/s (median), (b)/(a) {lisa / floor:.2f}")
-    print(BOX_NOTE.format(threads=args.threads, cpu=cpu_model()))
+    print(describe())
+    print(BOX_NOTE)
 
 
 if __name__ == "__main__":

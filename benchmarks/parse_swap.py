@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Dict, List
 
 import spacy
+from machine import describe
 from spacy.language import Language
 from spacy.tokens import DocBin
 from spacy.training import Example
 
-from spacy_lisa.cli.evaluate import _gold_preproc_doc, _with_parse
+from spacy_lisa.evaluation import gold_preproc_doc, with_parse
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,14 +45,19 @@ def main() -> None:
     )
     roles_doc = spacy.load(args.roles, config={"components": {"lisa_srl": {"parse_source": "doc"}}})
     gold = list(DocBin().from_disk(args.data).get_docs(roles_doc.vocab))
-    parsed = list(parse_nlp.pipe((_gold_preproc_doc(parse_nlp, g) for g in gold), batch_size=64))
+    parsed = list(
+        parse_nlp.pipe((gold_preproc_doc(parse_nlp.vocab, g) for g in gold), batch_size=64)
+    )
     rows = {
         "ROLES over its own parse": scores(
-            roles_own, [Example(_gold_preproc_doc(roles_own, g), g) for g in gold]
+            roles_own, [Example(gold_preproc_doc(roles_own.vocab, g), g) for g in gold]
         ),
         "ROLES over PARSE's own parse": scores(
             roles_doc,
-            [Example(_with_parse(roles_doc, g, p), g) for g, p in zip(gold, parsed, strict=True)],
+            [
+                Example(with_parse(roles_doc.vocab, g, p), g)
+                for g, p in zip(gold, parsed, strict=True)
+            ],
         ),
     }
     print(f"{'condition':<32} {'F1':>6} {'P':>6} {'R':>6} {'pred F1':>8} {'UAS':>6}")
@@ -60,6 +66,7 @@ def main() -> None:
             f"{name:<32} {100 * s['srl_f']:6.2f} {100 * s['srl_p']:6.2f} {100 * s['srl_r']:6.2f} "
             f"{100 * s['srl_pred_f']:8.2f} {100 * s['srl_uas']:6.2f}"
         )
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # Single pass vs predicate-aware encoding at an equal CPU budget, on EWT (configs/lisa_trf.cfg,
 # MiniLM fine-tuned), one torch thread per run.
 #
-# Each predicate_encoding trains for the number of steps it completes in the same CPU time:
+# Each encoding (single_pass: spacy-lisa.LISA.v1; marked: spacy-lisa.PredicateAwareLISA.v1;
+# marked_upper: the same with reencode = false) trains for the number of steps it completes in the same CPU time:
 # steps = budget x its training words/s (benchmarks/bench_trf_training.py --threads 1
 # --encodings single_pass,marked,marked_upper, interleaved on the same batches) / ~1,013
 # words per batch (batch_by_padded 1500 on corpus/train.spacy: 202 batches per epoch).
@@ -25,12 +26,24 @@ runs=${1:-"single_pass:1380 marked:290 marked_upper:910"}
 out=training/encoding_budget
 mkdir -p "$out" metrics/encoding_budget
 
+architecture() {  # encoding -> its config overrides
+  local model=--components.lisa_srl.model
+  case $1 in
+    single_pass) echo "$model.@architectures spacy-lisa.LISA.v1" ;;
+    marked) echo "$model.@architectures spacy-lisa.PredicateAwareLISA.v1" ;;
+    marked_upper) echo "$model.@architectures spacy-lisa.PredicateAwareLISA.v1 $model.reencode false" ;;
+    *) echo "unknown encoding: $1" >&2; exit 2 ;;
+  esac
+}
+
 train() {  # encoding steps
   local encoding=$1 steps=$2
   local warmup=$(( steps / 10 )) every=$(( steps / 4 ))
+  # shellcheck disable=SC2046  # the overrides are words
+  set -- $(architecture "$encoding")
   OMP_NUM_THREADS=1 nice -n "${NICE:-0}" python -u -m spacy train configs/lisa_trf.cfg --output "$out/$encoding" \
     --paths.train corpus/train.spacy --paths.dev corpus/dev.spacy --gpu-id -1 --system.seed 0 \
-    --components.lisa_srl.model.predicate_encoding "$encoding" \
+    "$@" \
     --training.max_steps "$steps" --training.eval_frequency "$every" \
     --training.optimizer.learn_rate.warmup_steps "$warmup" 2>&1 \
     | while IFS= read -r line; do printf '%(%H:%M:%S)T %s\n' -1 "$line"; done > "$out/$encoding.log"

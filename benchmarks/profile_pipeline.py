@@ -36,10 +36,11 @@ from typing import Any, Callable, Dict, List
 
 import spacy
 from bench_pipeline_speed import REPO, dev_texts  # type: ignore[import-not-found]
+from machine import describe
 
 import spacy_lisa.pipeline.annotate as annotate
 import spacy_lisa.pipeline.decoding as decoding
-import spacy_lisa.pipeline.srl_component as srl_component
+from spacy_lisa.loading import srl_component
 
 STAGES = (
     "tok2vec",
@@ -83,7 +84,7 @@ class StageTimer:
 
 def instrument(nlp: Any, timer: StageTimer) -> None:
     """Wrap the stage functions of ``nlp``'s ``lisa_srl`` component."""
-    name, component = next((n, p) for n, p in nlp.pipeline if isinstance(p, srl_component.LisaSRL))
+    component = srl_component(nlp)
     model = component.model
     tok2vec, lisa = model.layers[0], model.layers[1]
     # thinc's Model.__call__ / predict call self._func
@@ -110,7 +111,7 @@ def instrument(nlp: Any, timer: StageTimer) -> None:
         for attr, stage in names.items():
             if hasattr(module, attr):
                 setattr(module, attr, timer.wrap(stage, getattr(module, attr)))
-    print(f"instrumented {name!r}", flush=True)
+    print(f"instrumented {component.name!r}", flush=True)
 
 
 def main() -> None:
@@ -147,6 +148,7 @@ def main() -> None:
     if profiler is not None:
         print()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(args.cprofile)
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -24,9 +24,11 @@ import argparse
 from pathlib import Path
 
 import spacy
+from machine import describe
 from spacy.tokens import DocBin
 
-from spacy_lisa.cli.evaluate import evaluate
+from spacy_lisa.evaluation import evaluate
+from spacy_lisa.loading import srl_component
 from spacy_lisa.raw_evaluation import evaluate_raw
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,7 +51,7 @@ def main() -> None:
     nlp = spacy.load(args.pipeline)
     # the parse the pipeline's lisa_srl follows in nlp(text), in all three conditions: the
     # parser's ("auto" behind a parser), or its own (the transformer pipeline's "model")
-    parse = "model" if nlp.get_pipe("lisa_srl").parse_source == "model" else "doc"
+    parse = "model" if srl_component(nlp).parse_source == "model" else "doc"
     gold = evaluate(args.pipeline, args.dev, parse=parse, convention=args.convention)
     rows.append((f"gold tokens, gold sentences ({parse} parse)", gold))
     docs = list(DocBin().from_disk(args.docs).get_docs(nlp.vocab))
@@ -66,6 +68,7 @@ def main() -> None:
     gap = 100 * (rows[0][1]["srl_f"] - rows[2][1]["srl_f"])
     segmentation = 100 * (rows[1][1]["srl_f"] - rows[2][1]["srl_f"])
     print(f"gap gold sentences -> raw text: {gap:.2f} F1, of which segmentation {segmentation:.2f}")
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import spacy
+from machine import describe
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
-from spacy_lisa.cli.evaluate import write_props
 from spacy_lisa.corpus.brackets import spans_to_bracket_column
+from spacy_lisa.evaluation import write_props
 from spacy_lisa.frames import doc_sentences, has_srl_annotation, set_srl_frames
 from spacy_lisa.pipeline.scorer import evaluate_srl
 
@@ -198,6 +199,7 @@ def main() -> int:
             differ += 1
             print(f"  {label:12s} python {a}  srl-eval.pl {b}")
     print("per-label counts equal" if not differ else f"{differ} label(s) differ")
+    print(describe())
     return 1 if differ else 0
 
 

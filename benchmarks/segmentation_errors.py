@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, Set
 
 import spacy
+from machine import describe
 from sentence_boundaries import boundary_scores, gold_starts
 from spacy.tokens import Doc, DocBin
 
@@ -93,6 +94,7 @@ def main() -> None:
             f"{f1 - baseline:6.2f}   {100 * start_p:6.2f} / {100 * start_r:6.2f}",
             flush=True,
         )
+    print(describe())
 
 
 if __name__ == "__main__":

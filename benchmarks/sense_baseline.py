@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import spacy
+from machine import describe
 from spacy.tokens import DocBin
 
 from spacy_lisa.pipeline.scorer import PREDICATE_POS, lemma_mfs
@@ -45,6 +46,7 @@ def main() -> None:
     for key in ("all", *PREDICATE_POS):
         if total[key]:
             print(f"{key:6s} {100 * right[key] / total[key]:6.2f}  ({right[key]}/{total[key]})")
+    print(describe())
 
 
 if __name__ == "__main__":

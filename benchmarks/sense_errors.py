@@ -25,9 +25,11 @@ from collections import Counter
 from pathlib import Path
 
 import spacy
+from machine import describe
 from spacy.tokens import DocBin
 
-from spacy_lisa.cli.evaluate import _gold_preproc_doc
+from spacy_lisa.evaluation import gold_preproc_doc
+from spacy_lisa.loading import srl_component
 from spacy_lisa.pipeline.senses import roleset_lemma
 
 
@@ -39,11 +41,11 @@ def main() -> None:
     args = parser.parse_args()
 
     nlp = spacy.load(args.model)
-    srl = nlp.get_pipe("lisa_srl")
-    srl.parse_source = "model"  # type: ignore[attr-defined]
-    candidates = srl.cfg.get("sense_candidates") or {}  # type: ignore[attr-defined]
+    srl = srl_component(nlp)
+    srl.parse_source = "model"
+    candidates = srl.cfg.get("sense_candidates") or {}
     gold_docs = list(DocBin().from_disk(args.dev).get_docs(nlp.vocab))
-    pred_docs = nlp.pipe((_gold_preproc_doc(nlp, g) for g in gold_docs), batch_size=64)
+    pred_docs = nlp.pipe((gold_preproc_doc(nlp.vocab, g) for g in gold_docs), batch_size=64)
     buckets: Counter = Counter()
     confusions: Counter = Counter()
     mfs_right = 0
@@ -77,6 +79,7 @@ def main() -> None:
     print("commonest confusions (gold -> predicted):")
     for (want, got), n in confusions.most_common(args.top):
         print(f"  {n:4d}  {want} -> {got}")
+    print(describe())
 
 
 if __name__ == "__main__":

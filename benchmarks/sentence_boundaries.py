@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import List, Set, Tuple
 
 import spacy
+from machine import describe
 from spacy.tokens import DocBin
 
 import spacy_lisa  # noqa: F401  (registers the factories an assembled pipeline needs)
@@ -69,6 +70,7 @@ def main() -> None:
         p, r, f = boundary_scores(gold, pred)
         n_pred = sum(len(s) for s in pred)
         print(f"{path:50} {100 * p:6.2f} {100 * r:6.2f} {100 * f:6.2f} {n_pred:7d}")
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from typing import Dict, List, Tuple
 
 import spacy
 import torch
+from machine import describe
 from spacy.util import load_config, registry
 
 from spacy_lisa.corpus.readers import SRLCorpus
@@ -114,6 +115,7 @@ def main() -> None:
         for step, minutes, f1 in rows:
             print(f"{name:<22} {step:>6} {minutes:>15.1f} {f1:>11.2f}")
     print(f"\nMeasured with {args.threads} torch thread(s); valid on an idle box only.")
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import spacy
 import torch
+from machine import describe
 from spacy.tokens import DocBin
 from spacy.training import Example
 
-from spacy_lisa.cli.evaluate import _gold_preproc_doc
+from spacy_lisa.evaluation import gold_preproc_doc
 from spacy_lisa.frames import get_srl_frames, has_srl_annotation
+from spacy_lisa.loading import srl_component
 from spacy_lisa.pipeline.decoding import NUMBERED_ARGUMENT
 from spacy_lisa.pipeline.scorer import evaluate_srl
 
@@ -43,16 +45,16 @@ def main() -> None:
     nlp = spacy.load(args.model)
     gold = [d for d in DocBin().from_disk(args.data).get_docs(nlp.vocab) if has_srl_annotation(d)]
     gold = gold[-args.last :] if args.last else gold
-    srl = nlp.get_pipe("lisa_srl")
-    srl.parse_source = "model"  # type: ignore[attr-defined]
+    srl = srl_component(nlp)
+    srl.parse_source = "model"
     print(f"{len(gold)} sentences of {args.data}")
     for unique in args.unique_core_roles.split(","):
         if unique not in ("off", "on"):
             raise SystemExit(f"--unique-core-roles: 'off' or 'on', got {unique!r}")
-        srl.cfg["unique_core_roles"] = unique == "on"  # type: ignore[attr-defined]
+        srl.cfg["unique_core_roles"] = unique == "on"
         for weight in (float(w) for w in args.weights.split(",")):
-            srl.cfg["transition_weight"] = weight  # type: ignore[attr-defined]
-            docs = list(nlp.pipe([_gold_preproc_doc(nlp, g) for g in gold], batch_size=64))
+            srl.cfg["transition_weight"] = weight
+            docs = list(nlp.pipe([gold_preproc_doc(nlp.vocab, g) for g in gold], batch_size=64))
             examples = [Example(p, g) for p, g in zip(docs, gold, strict=True)]
             scores = evaluate_srl(examples).to_scores()
             frames = [f for doc in docs for f in get_srl_frames(doc)]
@@ -63,6 +65,7 @@ def main() -> None:
                 f"frames repeating a numbered argument {repeating} of {len(frames)}",
                 flush=True,
             )
+    print(describe())
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from spacy.training.batchers import minibatch_by_words
 from spacy_lisa.corpus.docbin import write_docbin
 from spacy_lisa.corpus.readers import SRLCorpus
 from spacy_lisa.inputs import UserError
-from spacy_lisa.loading import load_model
+from spacy_lisa.loading import load_pipeline, srl_component
 from spacy_lisa.pipeline.teacher import label_with_teacher
 
 
@@ -44,10 +44,10 @@ def main() -> None:
 
     start = time.perf_counter()
     try:
-        nlp = load_model(args.teacher, args.gpu_id)
-    except UserError as err:  # the GPU cannot be used, or no pipeline there
+        nlp = load_pipeline(args.teacher, args.gpu_id)
+    except UserError as err:  # the GPU cannot be used, or no lisa_srl pipeline there
         parser.exit(1, f"✘ {err}\n")
-    srl = nlp.get_pipe("lisa_srl")
+    srl = srl_component(nlp)
     examples = list(SRLCorpus(args.train, gold_preproc=True)(nlp))
     # length-sorted calls: little padding
     examples.sort(key=lambda eg: len(eg.reference))
@@ -59,9 +59,7 @@ def main() -> None:
         get_length=lambda eg: len(eg.reference),
     )
     for batch in batches:
-        n_frames += label_with_teacher(
-            srl.model, srl.cfg, batch, top_k=args.top_k, temperature=args.temperature
-        )
+        n_frames += label_with_teacher(srl, batch, top_k=args.top_k, temperature=args.temperature)
     n_docs = write_docbin((eg.reference for eg in examples), args.output)
     n_words = sum(len(eg.reference) for eg in examples)
     print(

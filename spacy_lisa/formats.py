@@ -1,6 +1,6 @@
 """Output formats for Docs carrying SRL frames: JSON lines, AllenNLP's SRL JSON and
-CoNLL-2005 columns. Pure functions over Docs, shared by ``spacy-lisa predict`` and
-library users; nothing here loads a model.
+CoNLL-2005 columns. Pure functions over Docs, shared by ``spacy-lisa predict``, the
+server, the Ray workers and library users; nothing here loads a model.
 
 Every format is *per sentence*: a Doc with sentence boundaries (a ``senter``, ``parser``
 or hand-set ``is_sent_start``) gives one record per sentence, a Doc without gives one
@@ -9,20 +9,19 @@ record for the whole Doc. A frame belongs to the sentence holding its predicate.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+import json
+from enum import StrEnum
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from spacy.tokens import Doc, Span
 
 from .bio import spans_to_bio
 from .frames import SRLFrame, doc_sentences
+from .inputs import InputDoc, output_keys
 
 Record = Dict[str, Any]
 # (index of the frame in doc._.srl_frames, the frame)
 IndexedFrame = Tuple[int, SRLFrame]
-
-# Column separator of the CoNLL-2005 text: srl-eval.pl and the reader split columns on
-# any whitespace; cells never contain any (doc_to_conll2005 writes "_" for it).
-CONLL2005_SEPARATOR = " "
 
 
 def frames_by_sentence(doc: Doc) -> List[Tuple[Span, List[IndexedFrame]]]:
@@ -175,13 +174,34 @@ def doc_to_conll2005_text(doc: Doc) -> str:
     words file and the others a props file for ``srl-eval.pl`` (``cut -c`` or
     :func:`~spacy_lisa.corpus.conll2005.write_conll2005` give them apart)."""
     # imported here so that the JSON formats work without the corpus readers loaded
-    from .corpus.conll2005 import doc_to_conll2005
+    from .corpus.conll2005 import doc_to_conll2005, padded_lines
 
     lines: List[str] = []
     for rows in doc_to_conll2005(doc):
-        widths = [max(len(row[j]) for row in rows) for j in range(len(rows[0]))]
-        for row in rows:
-            cells = (cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-            lines.append(CONLL2005_SEPARATOR.join(cells).rstrip())
+        lines.extend(padded_lines(rows))
         lines.append("")
     return "".join(line + "\n" for line in lines)
+
+
+def jsonl_text(records: Iterable[Record]) -> str:
+    """``records`` as JSON lines: one object a line, non-ASCII characters as they are."""
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+
+
+class OutputFormat(StrEnum):
+    """The formats ``predict`` writes and the server returns, one record per sentence."""
+
+    jsonl = "jsonl"
+    conll2005 = "conll2005"
+    allennlp = "allennlp"
+
+
+# each format's text for one labelled Doc and the input it came from (JSON lines carry
+# its line number and id, see :func:`spacy_lisa.inputs.output_keys`)
+FORMATTERS: Dict[OutputFormat, Callable[[Doc, InputDoc], str]] = {
+    OutputFormat.jsonl: lambda doc, source: jsonl_text(
+        doc_to_jsonl_records(doc, extra=output_keys(source.line, source.id))
+    ),
+    OutputFormat.conll2005: lambda doc, source: doc_to_conll2005_text(doc),
+    OutputFormat.allennlp: lambda doc, source: jsonl_text(doc_to_allennlp(doc)),
+}

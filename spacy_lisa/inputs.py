@@ -233,12 +233,17 @@ def iter_input(source: InputSource, fmt: InputFormat) -> Iterator[InputItem]:
         yield parse_line(raw, i, fmt, source.name)
 
 
-def scan_input(source: InputSource, requested: InputFormat) -> InputSummary:
-    """The validation pass: the format, the number of documents, the skips and problems."""
+def scan_input(
+    source: InputSource, requested: InputFormat, *, skip_invalid: bool = True
+) -> InputSummary:
+    """The validation pass: the format, the number of documents, the skips and problems.
+    Without ``skip_invalid``, invalid lines raise :func:`input_error`'s UserError."""
     fmt = detect_format(source, requested)
     summary = InputSummary(fmt)
     for item in iter_input(source, fmt):
         summary.add(item)
+    if summary.problems and not skip_invalid:
+        raise UserError(input_error(summary))
     return summary
 
 

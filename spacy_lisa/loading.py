@@ -1,11 +1,13 @@
 """Loading a trained pipeline for labelling (``predict``, ``render``, ``evaluate``, the
-Ray workers), and telling two pipelines apart without loading them."""
+server, the Ray workers), finding its ``lisa_srl`` component, and telling two
+pipelines apart without loading them."""
 
 from __future__ import annotations
 
 import hashlib
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Optional
 
 import spacy
 from spacy.language import Language
@@ -13,6 +15,11 @@ from spacy.language import Language
 from .device import select_device
 from .errors import Errors
 from .inputs import UserError
+
+if TYPE_CHECKING:
+    from .pipeline.srl_component import LisaSRL
+
+SRL_FACTORY = "lisa_srl"
 
 
 def load_model(model: str, gpu_id: int) -> Language:
@@ -28,9 +35,19 @@ def load_model(model: str, gpu_id: int) -> Language:
 def load_pipeline(model: str, gpu_id: int) -> Language:
     """:func:`load_model`, then check the pipeline has a ``lisa_srl`` (E314)."""
     nlp = load_model(model, gpu_id)
-    if not any(nlp.get_pipe_meta(name).factory == "lisa_srl" for name in nlp.pipe_names):
-        raise UserError(Errors.E314.format(model=model, pipes=", ".join(nlp.pipe_names) or "none"))
+    srl_component(nlp, model)
     return nlp
+
+
+def srl_component(nlp: Language, model: Optional[str] = None) -> LisaSRL:
+    """The pipeline's ``lisa_srl`` component, found by its factory whatever its name
+    (``component.name`` is the pipe's); E314, naming the pipeline's pipes, when it has
+    none (``model``: the pipeline's name in that message)."""
+    for name in nlp.pipe_names:
+        if nlp.get_pipe_meta(name).factory == SRL_FACTORY:
+            return nlp.get_pipe(name)  # type: ignore[return-value]
+    model = model or f"{nlp.lang}_{nlp.meta.get('name') or 'pipeline'}"
+    raise UserError(Errors.E314.format(model=model, pipes=", ".join(nlp.pipe_names) or "none"))
 
 
 def pipeline_fingerprint(model: str) -> str:
@@ -55,4 +72,4 @@ def pipeline_fingerprint(model: str) -> str:
         return f"name:{model}"
 
 
-__all__ = ["load_model", "load_pipeline", "pipeline_fingerprint"]
+__all__ = ["SRL_FACTORY", "load_model", "load_pipeline", "pipeline_fingerprint", "srl_component"]

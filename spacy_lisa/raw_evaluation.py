@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from .errors import Errors
 from .frames import SRLFrame, doc_sentences, has_srl_annotation
 from .pipeline.scorer import (
     OFFICIAL,
@@ -132,11 +133,7 @@ class Prediction:
         prediction = cls(text=text, frames=[], starts=set(), ends=set(), n_sentences=0, n_words=0)
         for doc, (offset, end) in zip(docs, pieces or [(0, len(text))], strict=True):
             if text[offset:end] != doc.text:
-                raise ValueError(
-                    "The pipeline changed the text of a document (its tokenizer must keep "
-                    f"the characters): {text[:40]!r}. Use a spaCy tokenizer, or evaluate on "
-                    "gold tokens (without --raw)."
-                )
+                raise ValueError(Errors.E261.format(text=text[offset:end][:40]))
             prediction.frames.extend(_char_frame(f, offset) for f in doc._.srl_frames)
             prediction.starts.update(offset + t.idx for t in doc)
             prediction.ends.update(offset + t.idx + len(t) for t in doc)

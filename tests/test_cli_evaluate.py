@@ -240,7 +240,7 @@ def test_evaluate_reports_input_errors(paths: Dict[str, Path]) -> None:
     assert result.exit_code == 1 and "E258" in result.output
     # a pipeline without lisa_srl
     result = run(paths["parser"], paths["data"])
-    assert result.exit_code == 1 and "E253" in result.output
+    assert result.exit_code == 1 and "E314" in result.output
     # data without any SRL annotation
     result = run(paths["lisa"], paths["plain"])
     assert result.exit_code == 1 and "E257" in result.output

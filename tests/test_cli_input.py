@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from spacy_lisa.cli._io import CLIError, open_output
 from spacy_lisa.inputs import (
     InputDoc,
     InputFormat,
     InputProblem,
     InputSkip,
     InputSource,
+    UserError,
     detect_format,
     input_error,
     iter_docs,
@@ -25,6 +25,7 @@ from spacy_lisa.inputs import (
     scan_input,
     skip_report,
 )
+from spacy_lisa.predict import open_output
 
 
 def source_with(tmp_path: Path, name: str, data: bytes) -> InputSource:
@@ -157,7 +158,7 @@ def test_output_file_appears_only_on_success(tmp_path: Path) -> None:
 def test_output_to_an_unwritable_place(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(CLIError, match="E318"), open_output(blocker / "out.jsonl"):
+    with pytest.raises(UserError, match="E318"), open_output(blocker / "out.jsonl"):
         pass
 
 

@@ -22,21 +22,19 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
+import pyarrow.parquet as pq
 import pytest
+import ray
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
-from spacy_lisa.cli.predict import predict
-
-ray = pytest.importorskip("ray")
-pq = pytest.importorskip("pyarrow.parquet")
-
-from spacy_lisa.ray_annotate import RayAnnotateError, annotate_ray  # noqa: E402
-from spacy_lisa.ray_annotate import run as ray_run  # noqa: E402
-from spacy_lisa.ray_annotate.actors import Annotator  # noqa: E402
-from spacy_lisa.ray_annotate.inputs import plan_shards, scan_shard  # noqa: E402
-from spacy_lisa.ray_annotate.output import ShardWriter  # noqa: E402
+from spacy_lisa.predict import predict
+from spacy_lisa.ray_annotate import RayAnnotateError, annotate_ray
+from spacy_lisa.ray_annotate import run as ray_run
+from spacy_lisa.ray_annotate.actors import Annotator
+from spacy_lisa.ray_annotate.inputs import plan_shards, scan_shard
+from spacy_lisa.ray_annotate.output import ShardWriter
 
 pytestmark = pytest.mark.slow
 
@@ -196,13 +194,13 @@ def test_ray_equals_predict_with_two_workers(
 def test_marked_mode_records_agree_in_one_process_two_processes_and_ray(
     ray_session: None, corpus: Dict[str, Path], tmp_path_factory, tmp_path: Path
 ) -> None:
-    """A predicate-aware lisa_srl (predicate_encoding "marked": two model stages per
+    """A predicate-aware lisa_srl (spacy-lisa.PredicateAwareLISA.v1: two model calls per
     batch) writes the same records through predict -n 1, predict -n 2 and Ray on the
     230-document corpus."""
     import copy
 
     model = copy.deepcopy(TINY_MODEL)
-    model["predicate_encoding"] = "marked"
+    model["@architectures"] = "spacy-lisa.PredicateAwareLISA.v1"
     model_dir = tmp_path_factory.mktemp("ray_marked") / "lisa"
     train_tiny_pipeline(TRAIN, model, steps=30).to_disk(model_dir)
     one = predicted(model_dir, corpus["text"], tmp_path) + predicted(

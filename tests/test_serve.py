@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
+import fastapi  # noqa: F401  (make install; missing, the module fails)
 import pytest
 from serve_testing import (
     Reply,
@@ -33,9 +34,8 @@ from srl_testing import make_texts
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
-from spacy_lisa.cli.predict import OutputFormat, predict
-
-pytest.importorskip("fastapi")
+from spacy_lisa.formats import OutputFormat
+from spacy_lisa.predict import predict
 
 pytestmark = pytest.mark.slow  # trains a small pipeline, starts servers
 

@@ -17,12 +17,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+import fastapi  # noqa: F401  (make install; missing, the module fails)
 import pytest
 from serve_testing import post_json, start_server
 from test_render_browser import CHROMIUM_FLAGS, dom_elements, png_info
-
-pytest.importorskip("fastapi")
-sync_client = pytest.importorskip("websockets.sync.client")
+from websockets.sync import client as sync_client
 
 pytestmark = pytest.mark.slow
 

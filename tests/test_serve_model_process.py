@@ -11,19 +11,17 @@ import signal
 from pathlib import Path
 from typing import Any, List
 
+import fastapi  # noqa: F401  (make install; missing, the module fails)
 import pytest
 from serve_testing import metric, post_json, request, start_server, wait_for
 from srl_testing import make_texts
 
-from spacy_lisa.cli.predict import OutputFormat
-
-pytest.importorskip("fastapi")
-
-from spacy_lisa.serve.batcher import BatchFailed  # noqa: E402
-from spacy_lisa.serve.model import RecordsTask  # noqa: E402
-from spacy_lisa.serve.model_process import ModelProcess, ModelProcessError  # noqa: E402
-from spacy_lisa.serve.service import SRLService  # noqa: E402
-from spacy_lisa.serve.settings import ServeSettings  # noqa: E402
+from spacy_lisa.formats import OutputFormat
+from spacy_lisa.serve.batcher import BatchFailed
+from spacy_lisa.serve.model import RecordsTask
+from spacy_lisa.serve.model_process import ModelProcess, ModelProcessError
+from spacy_lisa.serve.service import SRLService
+from spacy_lisa.serve.settings import ServeSettings
 
 pytestmark = pytest.mark.slow  # trains a small pipeline, starts model processes
 

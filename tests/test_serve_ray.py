@@ -10,14 +10,13 @@ import socket
 from pathlib import Path
 from typing import Iterator, Tuple
 
+import fastapi  # noqa: F401  (make install; missing, the module fails)
 import pytest
+import ray.serve  # noqa: F401  (make install; missing, the module fails)
 from serve_testing import ServerProcess, in_threads, post_json, request
 from srl_testing import make_texts
 
-from spacy_lisa.cli.predict import predict
-
-pytest.importorskip("fastapi")
-pytest.importorskip("ray.serve")
+from spacy_lisa.predict import predict
 
 pytestmark = pytest.mark.slow
 

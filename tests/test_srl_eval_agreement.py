@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_lisa.cli.evaluate import write_props
 from spacy_lisa.corpus.brackets import spans_to_bracket_column
+from spacy_lisa.evaluation import write_props
 from spacy_lisa.frames import set_srl_frames
 from spacy_lisa.pipeline.scorer import evaluate_srl
 

@@ -1,6 +1,8 @@
 """The typer application behind the ``spacy-lisa`` console script. Command modules
 register themselves on :data:`app` (or :data:`convert_app`) when imported."""
 
+from enum import StrEnum
+
 import typer
 
 app = typer.Typer(
@@ -14,3 +16,10 @@ convert_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(convert_app, name="convert")
+
+
+class Engine(StrEnum):
+    """``--engine`` of ``predict`` and ``serve``: this process, or Ray."""
+
+    local = "local"
+    ray = "ray"

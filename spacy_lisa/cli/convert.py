@@ -3,7 +3,6 @@ with gold frames. Each shows a progress bar and ends with a summary table; malfo
 input stops with the file, line and problem (exit code 1) unless ``--skip-invalid``
 counts it as a skip instead."""
 
-from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, Optional
 
@@ -12,14 +11,14 @@ import typer
 from tqdm import tqdm
 from wasabi import msg
 
-from ..corpus._io import CorpusFormatError
+from ..corpus._io import CorpusFormatError, OnInvalid
 from ..corpus.conll2005 import read_conll2005
 from ..corpus.conll2012 import read_conll2012
 from ..corpus.docbin import convert_to_docbin
 from ..corpus.ewt import join_ewt, join_trees
 from ..corpus.records import SentenceRecord
 from ..corpus.stats import MAX_SKIPS_SHOWN, CorpusStats
-from ..corpus.universal_propbank import read_universal_propbank
+from ..corpus.universal_propbank import ArgumentSpans, read_universal_propbank
 from ..errors import Errors
 from ._app import convert_app
 from ._io import fail
@@ -40,33 +39,21 @@ N_SENTS = typer.Option(1, "--n-sents", "-n", min=1, help="Sentences per Doc")
 LIMIT = typer.Option(0, "--limit", min=0, help="Convert at most this many sentences (0: all)")
 
 
-def _guard(
-    read: Callable[[], Iterable[SentenceRecord]], stats: CorpusStats, skip_invalid: bool
-) -> Iterator[SentenceRecord]:
-    """The records of ``read()``; a whole-file error (empty, not UTF-8: the only ones
-    that reach here when the readers count sentence errors) is counted with
-    ``skip_invalid``."""
-    try:
-        yield from read()
-    except CorpusFormatError as err:
-        if not skip_invalid:
-            raise
-        stats.skip_error(err)
-
-
-def _run(
+def _convert(
     title: str,
-    records: Iterable[SentenceRecord],
-    stats: CorpusStats,
-    *,
+    read: Callable[[CorpusStats, OnInvalid], Iterable[SentenceRecord]],
     output: Path,
     stats_json: Optional[Path],
     skip_invalid: bool,
     n_sents: int,
     limit: int,
 ) -> None:
-    """Convert with a progress bar, print the summary, write the stats JSON. Format
-    errors end the command cleanly with exit code 1."""
+    """Convert the records ``read(stats, on_invalid)`` gives with a progress bar, print
+    the summary, write the stats JSON. Format errors end the command cleanly with exit
+    code 1."""
+    stats = CorpusStats()
+    on_invalid = stats.skip_error if skip_invalid else None
+    records = _guard(read(stats, on_invalid), on_invalid)
     try:
         progress = tqdm(records, desc=title, unit=" sents", mininterval=0.5)
         convert_to_docbin(
@@ -87,6 +74,18 @@ def _run(
         msg.info(f"Stats written to {stats_json}")
 
 
+def _guard(records: Iterable[SentenceRecord], on_invalid: OnInvalid) -> Iterator[SentenceRecord]:
+    """The ``records`` (a reader's generator); a whole-file error (empty, not UTF-8: the
+    only ones that reach here when the readers count sentence errors) goes to
+    ``on_invalid`` (``--skip-invalid``) or stops the command."""
+    try:
+        yield from records
+    except CorpusFormatError as err:
+        if on_invalid is None:
+            raise
+        on_invalid(err)
+
+
 def print_summary(stats: CorpusStats, *, title: str) -> None:
     """The summary table and the first skips (all of them go to --stats-json)."""
     msg.table(stats.table_rows(), header=("", "count"), aligns=("l", "r"), divider=True, max_col=60)
@@ -98,10 +97,6 @@ def print_summary(stats: CorpusStats, *, title: str) -> None:
         if more > 0:
             msg.text(f"  ... and {more} more (all of them in --stats-json)")
     msg.good(f"{title}: {stats.docs_written} Docs, {stats.sentences} sentences")
-
-
-def _on_invalid(stats: CorpusStats, skip_invalid: bool) -> Optional[Callable]:
-    return stats.skip_error if skip_invalid else None
 
 
 @convert_app.command("ewt")
@@ -130,21 +125,11 @@ def convert_ewt_cli(
 
     Sentences that do not line up are skipped and listed; UD documents without a
     PropBank file are written without SRL annotation."""
-    stats = CorpusStats()
-    on_invalid = _on_invalid(stats, skip_invalid)
-    records = _guard(
-        lambda: join_ewt(ud, propbank, stats=stats, on_invalid=on_invalid), stats, skip_invalid
-    )
-    _run(
-        "EWT",
-        records,
-        stats,
-        output=output,
-        stats_json=stats_json,
-        skip_invalid=skip_invalid,
-        n_sents=n_sents,
-        limit=limit,
-    )
+
+    def read(stats: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
+        return join_ewt(ud, propbank, stats=stats, on_invalid=on_invalid)
+
+    _convert("EWT", read, output, stats_json, skip_invalid, n_sents, limit)
 
 
 def _conll2012_files(paths: List[Path]) -> List[Path]:
@@ -162,18 +147,11 @@ def _conll2012_files(paths: List[Path]) -> List[Path]:
     return files
 
 
-def _conll2012_records(
-    files: List[Path], stats: CorpusStats, skip_invalid: bool
-) -> Iterator[SentenceRecord]:
-    on_invalid = _on_invalid(stats, skip_invalid)
+def _conll2012_records(files: List[Path], on_invalid: OnInvalid) -> Iterator[SentenceRecord]:
     for path in files:
-        for record in _guard(
-            partial(read_conll2012, path, on_invalid=on_invalid), stats, skip_invalid
-        ):
-            if not record.has_words:
-                raise CorpusFormatError(
-                    Errors.E111.format(path=path), path=path, line=record.line, reason="no_words"
-                )
+        for record in _guard(read_conll2012(path, on_invalid=on_invalid), on_invalid):
+            if not record.has_words:  # stops even with --skip-invalid
+                fail(Errors.E111.format(path=path))
             yield record
 
 
@@ -199,28 +177,14 @@ def convert_conll2012_cli(
 
     With --trees the sentences are joined with UD trees: by document where the
     document ids match the trees' '# newdoc id', else sentence by sentence."""
-    stats = CorpusStats()
     paths = _conll2012_files(files)
-    records: Iterable[SentenceRecord]
-    if trees is not None:
-        on_invalid = _on_invalid(stats, skip_invalid)
-        records = _guard(
-            lambda: join_trees(trees, list(paths), stats=stats, on_invalid=on_invalid),
-            stats,
-            skip_invalid,
-        )
-    else:
-        records = _conll2012_records(paths, stats, skip_invalid)
-    _run(
-        "CoNLL-2012",
-        records,
-        stats,
-        output=output,
-        stats_json=stats_json,
-        skip_invalid=skip_invalid,
-        n_sents=n_sents,
-        limit=limit,
-    )
+
+    def read(stats: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
+        if trees is None:
+            return _conll2012_records(paths, on_invalid)
+        return join_trees(trees, list(paths), stats=stats, on_invalid=on_invalid)
+
+    _convert("CoNLL-2012", read, output, stats_json, skip_invalid, n_sents, limit)
 
 
 @convert_app.command("conll2005")
@@ -234,21 +198,11 @@ def convert_conll2005_cli(
     limit: int = LIMIT,
 ) -> None:
     """Convert a CoNLL-2005 words file and props file (no trees, no rolesets)."""
-    stats = CorpusStats()
-    on_invalid = _on_invalid(stats, skip_invalid)
-    records = _guard(
-        lambda: read_conll2005(words, props, on_invalid=on_invalid), stats, skip_invalid
-    )
-    _run(
-        "CoNLL-2005",
-        records,
-        stats,
-        output=output,
-        stats_json=stats_json,
-        skip_invalid=skip_invalid,
-        n_sents=n_sents,
-        limit=limit,
-    )
+
+    def read(_: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
+        return read_conll2005(words, props, on_invalid=on_invalid)
+
+    _convert("CoNLL-2005", read, output, stats_json, skip_invalid, n_sents, limit)
 
 
 @convert_app.command("up")
@@ -275,24 +229,9 @@ def convert_up_cli(
                 value=argument_spans, option="--argument-spans", choices="head, subtree"
             )
         )
-    stats = CorpusStats()
-    on_invalid = _on_invalid(stats, skip_invalid)
-    records = _guard(
-        lambda: read_universal_propbank(
-            file,
-            argument_spans="subtree" if argument_spans == "subtree" else "head",
-            on_invalid=on_invalid,
-        ),
-        stats,
-        skip_invalid,
-    )
-    _run(
-        "Universal PropBank",
-        records,
-        stats,
-        output=output,
-        stats_json=stats_json,
-        skip_invalid=skip_invalid,
-        n_sents=n_sents,
-        limit=limit,
-    )
+    spans: ArgumentSpans = "subtree" if argument_spans == "subtree" else "head"
+
+    def read(_: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
+        return read_universal_propbank(file, argument_spans=spans, on_invalid=on_invalid)
+
+    _convert("Universal PropBank", read, output, stats_json, skip_invalid, n_sents, limit)

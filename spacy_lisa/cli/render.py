@@ -11,19 +11,12 @@ import typer
 
 from ..device import select_device
 from ..errors import Errors
-from ..inputs import (
-    InputFormat,
-    InputSource,
-    UserError,
-    input_error,
-    iter_docs,
-    scan_input,
-    skip_report,
-)
+from ..inputs import InputFormat, InputSource, UserError, iter_docs, scan_input, skip_report
 from ..loading import load_pipeline
+from ..predict import open_output, output_name
 from ..render import render
 from ._app import app
-from ._io import fail, open_output, stderr
+from ._io import fail, stderr
 
 RENDER_HELP = (
     "Render the frames the model finds in TEXT, or in each document of --input, as a "
@@ -99,9 +92,7 @@ def render_page(
     summary = None
     if input_path is not None:
         source = InputSource(input_path)
-        summary = scan_input(source, input_format)
-        if summary.problems and not skip_invalid:
-            raise UserError(input_error(summary))
+        summary = scan_input(source, input_format, skip_invalid=skip_invalid)
         texts = [item.text for item in itertools.islice(iter_docs(source, summary.format), limit)]
     else:
         texts = [str(text)]
@@ -113,9 +104,8 @@ def render_page(
     )
     with open_output(output) as out:
         out.write(html)
-    where = str(output) if output is not None and str(output) != "-" else "stdout"
     n_frames = sum(len(doc._.srl_frames) for doc in docs)
-    stderr(f"✔ Rendered {len(docs)} doc(s) with {n_frames} frame(s) → {where}")
+    stderr(f"✔ Rendered {len(docs)} doc(s) with {n_frames} frame(s) → {output_name(output)}")
     if summary is not None:
         for line in skip_report(summary.skipped, summary.problems):
             stderr(line)

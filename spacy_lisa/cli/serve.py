@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import List, Optional
 
 import typer
@@ -10,7 +9,7 @@ import typer
 from ..errors import Errors
 from ..inputs import UserError
 from ..serve.settings import ServeSettings
-from ._app import app
+from ._app import Engine, app
 from ._io import fail, stderr
 
 SERVE_HELP = (
@@ -26,11 +25,6 @@ SERVE_HELP = (
     "With --engine ray the same app runs on Ray Serve with --replicas replicas, each "
     "holding one pipeline (pip install 'spacy-lisa\\[ray-serve]')."
 )
-
-
-class Engine(StrEnum):
-    local = "local"
-    ray = "ray"
 
 
 @app.command("serve", help=SERVE_HELP)

@@ -240,9 +240,10 @@ def doc_to_conll2005(doc: Doc) -> List[List[List[str]]]:
     return out
 
 
-def _format_sentence(rows: List[List[str]]) -> List[str]:
-    """Props lines with the columns padded to a common width, as in the shared task
-    files (the scorer splits on any whitespace)."""
+def padded_lines(rows: Sequence[Sequence[str]]) -> List[str]:
+    """One sentence's rows as lines, each column padded to a common width and the
+    columns joined by a space, as in the shared-task files (``srl-eval.pl`` and the
+    reader split on any whitespace; cells never hold any)."""
     if not rows:
         return []
     widths = [max(len(row[j]) for row in rows) for j in range(len(rows[0]))]
@@ -266,7 +267,7 @@ def write_conll2005(docs: Iterable[Doc], words_path: PathLike, props_path: PathL
             for sentence in doc_to_conll2005(doc):
                 for row in sentence:
                     words_file.write(row[0] + "\n")
-                for line in _format_sentence([row[1:] for row in sentence]):
+                for line in padded_lines([row[1:] for row in sentence]):
                     props_file.write(line + "\n")
                 words_file.write("\n")
                 props_file.write("\n")

@@ -33,7 +33,7 @@ from .srl_evaluation import CONTINUATION_PREFIX, Piece, SRLEvaluation
 # - ``C-X`` joins the last ``X`` read before it (read by start, longer spans first).
 # - ``V`` is not scored; roles outside the predicate's sentence cannot be written and
 #   are not scored; the lemma strings are taken to match (the writer copies the gold
-#   lemma of the row, see ``spacy_lisa.cli.evaluate.write_props``).
+#   lemma of the row, see ``spacy_lisa.evaluation.write_props``).
 
 
 class _Phrase:

@@ -23,7 +23,7 @@ class Annotator:
         self.batch_size = batch_size
 
     def __call__(self, batch: Dict[str, Any]) -> Dict[str, Any]:
-        from ..formats import doc_to_jsonl_records
+        from ..formats import doc_to_jsonl_records, jsonl_text
         from ..inputs import output_keys
 
         texts = [str(t) for t in batch["text"]]
@@ -33,12 +33,9 @@ class Annotator:
         for doc, shard, line, id_ in rows:
             # the same extra keys as predict's JSON lines: "line", then "id" if given
             keys = output_keys(int(line), json.loads(str(id_)) if id_ else None)
-            records = doc_to_jsonl_records(doc, extra=keys)
             out["shard"].append(int(shard))
             out["line"].append(int(line))
             # the document's records as JSON lines, one string a document
-            out["records"].append(
-                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-            )
-            out["frames"].append(sum(len(r["frames"]) for r in records))
+            out["records"].append(jsonl_text(doc_to_jsonl_records(doc, extra=keys)))
+            out["frames"].append(len(doc._.srl_frames))
         return out

@@ -21,8 +21,8 @@ from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..about import __version__
-from ..cli.predict import OutputFormat
 from ..errors import Errors
+from ..formats import OutputFormat
 from .batcher import BatcherStopped, BatchFailed, QueueFull
 from .middleware import BodyTooLarge, ServeMiddleware
 from .model_process import ModelProcessError

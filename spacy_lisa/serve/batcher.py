@@ -33,6 +33,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Deque, List, Optional, Sequence, Tuple
 
+from ..errors import Errors
+
 logger = logging.getLogger("spacy_lisa.serve")
 
 
@@ -147,7 +149,7 @@ class MicroBatcher:
         init: Optional[Callable[[], None]] = None,
     ) -> None:
         if (process is None) == (execute is None):
-            raise ValueError("give the batcher either process or execute")
+            raise ValueError(Errors.E428.format(given="both" if process else "neither"))
         if process is not None:
             execute = functools.partial(run_jobs, process)
         assert execute is not None

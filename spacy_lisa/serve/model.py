@@ -14,8 +14,9 @@ from typing import Any, List, Optional, Sequence, Tuple
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from ..cli.predict import FORMATTERS, OutputFormat
+from ..formats import FORMATTERS, OutputFormat
 from ..inputs import InputDoc
+from ..loading import srl_component
 from ..render import render
 
 
@@ -41,14 +42,6 @@ class ModelInfo:
             spacy_version=str(meta.get("spacy_version", "")),
             labels=tuple(srl_component(nlp).labels),
         )
-
-
-def srl_component(nlp: Language) -> Any:
-    """The pipeline's ``lisa_srl`` component (load_pipeline checked there is one)."""
-    for name in nlp.pipe_names:
-        if nlp.get_pipe_meta(name).factory == "lisa_srl":
-            return nlp.get_pipe(name)
-    raise ValueError("no lisa_srl component")
 
 
 def apply_model_settings(
@@ -135,5 +128,4 @@ __all__ = [
     "RenderTask",
     "apply_model_settings",
     "pipe_texts",
-    "srl_component",
 ]

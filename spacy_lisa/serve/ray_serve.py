@@ -50,7 +50,7 @@ class LisaSRLDeployment:
     def check_health(self) -> None:
         """Ray Serve calls this periodically; a dead batcher gets the replica replaced."""
         if not self.service.batcher.running:
-            raise RuntimeError("the batcher thread of this replica has stopped")
+            raise RuntimeError(Errors.E429)
 
 
 def application(

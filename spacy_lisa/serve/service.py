@@ -19,8 +19,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from spacy.language import Language
 
 from ..about import __version__
-from ..cli.predict import OutputFormat
 from ..device import select_device
+from ..formats import OutputFormat
 from ..loading import load_pipeline
 from .batcher import BatchInfo, MicroBatcher
 from .metrics import ServeMetrics
@@ -32,7 +32,6 @@ from .model import (
     RenderTask,
     apply_model_settings,
     pipe_texts,
-    srl_component,
 )
 from .model_process import ModelProcess
 from .settings import ServeSettings
@@ -179,4 +178,4 @@ class SRLService:
         }
 
 
-__all__ = ["Annotated", "SRLService", "srl_component"]
+__all__ = ["Annotated", "SRLService"]

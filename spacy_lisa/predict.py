@@ -1,0 +1,143 @@
+"""Labelling a file of documents with a trained pipeline (``spacy-lisa predict`` as a
+function), and writing an output file atomically or UTF-8 to stdout."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+import time
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, Optional, TextIO, cast
+
+from tqdm import tqdm
+
+from .device import select_device
+from .errors import Errors
+from .formats import FORMATTERS, OutputFormat
+from .frames import doc_sentences
+from .inputs import STDIN, InputFormat, InputSource, UserError, iter_docs, scan_input, skip_report
+from .loading import load_pipeline
+from .msgpack_codecs import cache_msgpack_codecs
+
+
+@contextmanager
+def open_output(path: Optional[Path]) -> Iterator[TextIO]:
+    """A UTF-8 text stream to ``path``, or stdout when ``path`` is ``None`` or ``-``.
+    A file is written next to its destination and moved into place only when the
+    block succeeds, so a failed or interrupted run never leaves half an output."""
+    if path is None or str(path) == STDIN:
+        yield from _stdout_utf8()
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = tempfile.NamedTemporaryFile(
+            "w",
+            encoding="utf8",
+            newline="\n",
+            dir=path.parent,
+            prefix=f".{path.name}.",
+            delete=False,
+        )
+    except OSError as err:
+        raise UserError(Errors.E318.format(path=path, detail=err.strerror or err)) from None
+    try:
+        with tmp:
+            yield cast(TextIO, tmp)
+        os.replace(tmp.name, path)
+    except BaseException:
+        Path(tmp.name).unlink(missing_ok=True)
+        raise
+
+
+def _stdout_utf8() -> Iterator[TextIO]:
+    """stdout as UTF-8 whatever the locale (JSON and CoNLL output are UTF-8 files)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stdout (some embedding shells): use it as it is
+        yield sys.stdout
+        return
+    stream = io.TextIOWrapper(buffer, encoding="utf8", newline="\n")
+    try:
+        yield stream
+    finally:
+        # detach, not close: closing the wrapper would close the process's stdout
+        with suppress(BrokenPipeError):
+            stream.detach()
+
+
+def output_name(output: Optional[Path]) -> str:
+    """Where ``output`` goes, as the end-of-run messages name it."""
+    return str(output) if output is not None and str(output) != STDIN else "stdout"
+
+
+def predict(
+    model: str,
+    input_path: str,
+    *,
+    output: Optional[Path] = None,
+    output_format: OutputFormat = OutputFormat.jsonl,
+    input_format: InputFormat = InputFormat.auto,
+    batch_size: Optional[int] = None,
+    n_process: int = 1,
+    gpu_id: int = -1,
+    skip_invalid: bool = False,
+    echo: Optional[Callable[[str], None]] = None,
+) -> Dict[str, Any]:
+    """Label the documents of ``input_path`` (see :mod:`spacy_lisa.inputs`) and write
+    one record per sentence to ``output`` (stdout when ``None``); returns the run's
+    counts (``docs``, ``sentences``, ``frames``, ``skipped`` lines by reason) and
+    timing, and gives ``echo`` the end-of-run summary lines. The device is checked
+    first: a GPU that cannot be used stops the run before the input is read."""
+    if n_process != 1 and gpu_id >= 0:
+        raise UserError(Errors.E456.format(n_process=n_process, gpu_id=gpu_id))
+    select_device(gpu_id)
+    source = InputSource(input_path)
+    summary = scan_input(source, input_format, skip_invalid=skip_invalid)
+    nlp = load_pipeline(model, gpu_id)
+    if n_process != 1:
+        # the workers send every doc back through srsly's msgpack: without the cache,
+        # each call scans the codec registries (this process and the workers it forks)
+        cache_msgpack_codecs()
+    output_format = OutputFormat(output_format)
+    formatter = FORMATTERS[output_format]
+    stats: Dict[str, Any] = {"docs": 0, "sentences": 0, "frames": 0}
+    start = time.perf_counter()
+    inputs = ((item.text, item) for item in iter_docs(source, summary.format))
+    with open_output(output) as out:
+        # delay: short runs (and tests) print no bar; long ones show docs/s on stderr
+        with tqdm(
+            total=summary.n_docs,
+            unit="doc",
+            delay=1.0,
+            mininterval=0.5,
+            file=sys.stderr,
+            leave=False,
+        ) as bar:
+            docs = nlp.pipe(inputs, as_tuples=True, batch_size=batch_size, n_process=n_process)
+            for doc, item in docs:
+                out.write(formatter(doc, item))
+                stats["docs"] += 1
+                stats["sentences"] += len(doc_sentences(doc))
+                stats["frames"] += len(doc._.srl_frames)
+                bar.update(1)
+        out.flush()
+    seconds = time.perf_counter() - start
+    stats["seconds"] = seconds
+    stats["docs_per_second"] = stats["docs"] / seconds if seconds > 0 else 0.0
+    stats["skipped"] = dict(summary.skipped)
+    if echo is not None:
+        echo(
+            f"✔ Labelled {int(stats['docs'])} doc(s), {int(stats['sentences'])} sentence(s), "
+            f"{int(stats['frames'])} frame(s) in {seconds:.1f}s "
+            f"({stats['docs_per_second']:.1f} docs/s) → {output_name(output)} "
+            f"({output_format.value})"
+        )
+        for line in skip_report(summary.skipped, summary.problems):
+            echo(line)
+    return stats
+
+
+__all__ = ["open_output", "output_name", "predict"]
