@@ -26,7 +26,7 @@ import os
 import platform
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, TypeVar
 
 import numpy
 
@@ -35,8 +35,10 @@ from .inputs import UserError
 
 if TYPE_CHECKING:
     import torch
+    from _typeshed import DataclassInstance
 
-    from .models.types import LisaOutput
+# a dataclass of arrays, e.g. the LISA model's LisaOutput
+Output = TypeVar("Output", bound="DataclassInstance")
 
 # The GPU build (make install-gpu): CuPy for CUDA 12 (the extra, after spaCy's
 # spacy[cuda12x]) and the CUDA 12 build of the torch that make install pins, from
@@ -233,7 +235,7 @@ def to_host(array: Any) -> Any:
     return numpy.asarray(array)
 
 
-def host_output(output: LisaOutput, exclude: Iterable[str] = ()) -> LisaOutput:
+def host_output(output: Output, exclude: Iterable[str] = ()) -> Output:
     """``output`` with every array on the host, each copied once (not once per frame or
     window); fields named in ``exclude`` are left out (None), e.g. ``head_scores``, which
     annotating does not read."""

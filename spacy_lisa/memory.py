@@ -1,7 +1,8 @@
 """``spacy-lisa.release_memory.v1``: give freed memory back to the OS during training.
 
-Training with ``predicate_encoding = "marked"`` allocates tensors of a different shape at
-every step (a batch's predicates' windows, padded per sub-batch), up to a few GB each
+Training the predicate-aware architecture (``spacy-lisa.PredicateAwareLISA.v1``)
+allocates tensors of a different shape at every step (a batch's predicates' windows,
+padded per sub-batch), up to a few GB each
 step. glibc's allocator keeps much of what is freed in its heaps instead of returning it,
 so a long run's resident memory grows step after step (on EWT on 2 cores: 5 GB to over
 8 GB within 40 minutes), until the machine runs out. ``malloc_trim`` hands the free pages

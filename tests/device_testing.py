@@ -18,15 +18,13 @@ from srl_testing import TAGGED_SENTENCES
 
 REPO = Path(__file__).resolve().parents[1]
 TEACHER_LABELS = [sys.executable, str(REPO / "scripts" / "teacher_labels.py")]
-FIXTURE = REPO / "tests" / "fixtures" / "presplit"
+FIXTURE = REPO / "tests" / "fixtures" / "saved_pipeline"
 PIPELINE = FIXTURE / "pipeline"
 
 
 def fixture_module() -> Any:
     """The fixture's script as a module (its ``outputs(nlp, texts)``)."""
-    spec = importlib.util.spec_from_file_location(
-        "make_presplit", FIXTURE / "make_presplit_pipeline.py"
-    )
+    spec = importlib.util.spec_from_file_location("make_saved", FIXTURE / "make_saved_pipeline.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

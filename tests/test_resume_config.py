@@ -10,7 +10,7 @@ import spacy
 from spacy.util import load_model_from_config
 
 REPO = Path(__file__).parents[1]
-PIPELINE = REPO / "tests" / "fixtures" / "presplit" / "pipeline"
+PIPELINE = REPO / "tests" / "fixtures" / "saved_pipeline" / "pipeline"
 
 
 def _script():

@@ -304,12 +304,12 @@ def test_registered_scorer() -> None:
     assert scores["srl_f"] == 1.0
 
 
-def test_registered_scorer_v2_takes_the_convention() -> None:
+def test_registered_scorer_takes_the_convention() -> None:
     # gold "b c" (1, 3), predicted "b" (1, 2) plus a spurious predicate 7
     gold = [frame((1, 3), (0, 1, "ARG0"))]
     pred = [frame((1, 2), (0, 1, "ARG0")), frame((7, 8), (4, 5, "ARG1"))]
     eg = example(WORDS6, pred, gold)
-    make = spacy.registry.scorers.get("spacy-lisa.srl_scorer.v2")
+    make = spacy.registry.scorers.get("spacy-lisa.srl_scorer.v1")
     # strict: no predicate pairs; 2 false positives, 1 miss
     assert make()([eg], nlp=NLP)["srl_p"] == 0.0
     # official (srl-eval.pl): the props share their row, the spurious one is skipped

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..errors import Errors
 from .attention import LEAKY_SLOPE, MASK_VALUE, Packing
 
 
@@ -162,7 +163,9 @@ class SyntacticHead(nn.Module):
         elif own_mode == "argmax":
             own = F.one_hot(own_heads, T).to(scores.dtype)
         else:
-            raise ValueError(f"own_mode must be 'soft' or 'argmax', got {own_mode!r}")
+            raise ValueError(
+                Errors.E024.format(value=own_mode, option="own_mode", choices="soft, argmax")
+            )
         attention, used = own, own_heads
         if heads is not None and given_rows is not None and bool(given_rows.any()):
             given_heads = self.clean_heads(heads, mask)  # [B, T]

@@ -1,11 +1,14 @@
-"""Thinc builders of the LISA model: ``spacy-lisa.LISA.v1`` and
-``spacy-lisa.BilinearRoleScorer.v1``.
+"""The single-pass LISA architecture, ``spacy-lisa.LISA.v1``, and the Thinc pieces every
+LISA architecture shares (building the torch layer, initialising it, the encoder's
+input).
 
 ``Model[LisaBatch, LisaOutput]`` = a tok2vec sublayer (``Model[List[Doc], List[Floats2d]]``:
-``spacy.Tok2Vec.v2``, a ``spacy.Tok2VecListener.v1`` or spacy-transformers'
-``TransformerListener.v1``) followed by the torch :class:`~.lisa_torch.LisaTorchModel` in a
-``PyTorchWrapper_v2``, whose converters pad the windows, build the masks, move arrays to
-the torch device and back (numpy or cupy, whichever ``model.ops`` uses).
+``spacy.Tok2Vec.v2``, a ``spacy.Tok2VecListener.v1``, spacy-transformers'
+``TransformerListener.v1`` or ``spacy-lisa.TransformerTok2Vec.v1``) followed by the torch
+:class:`~.lisa_torch.LisaTorchModel` in a ``PyTorchWrapper_v2``, whose converters
+(:mod:`.lisa_convert`) pad the windows, build the masks, move arrays to the torch device
+and back (numpy or cupy, whichever ``model.ops`` uses). The predicate-aware architecture
+(:mod:`.predicate_aware`) is built from the same pieces.
 
 The torch layer is built lazily, once its dims are known: ``nI`` (the tok2vec width, from
 its ``nO`` or from the sample given to ``initialize``), ``n_tags``, ``n_deps`` and
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
 
 import numpy
 from spacy.tokens import Doc
@@ -36,13 +39,14 @@ from thinc.types import Floats2d
 
 from ..device import lisa_mixed_precision
 from ..errors import Errors
+from ..signatures import with_fields_as_parameters
 from . import lal as _lal  # noqa: F401  (registers the LabelAttentionLayer builder)
 from . import lan as _lan  # noqa: F401  (registers the LANRoleScorer builder)
 from .averaged_shim import use_averaged_shim
 from .gemm_ops import torch_gemm
-from .lisa_batch import predicate_tag_mask, prepare_batch
+from .lisa_batch import PreparedBatch, predicate_tag_mask, prepare_batch
 from .lisa_convert import FRAME_DIMS, convert_inputs, convert_outputs, empty_output, torch_device
-from .types import LISA_DEFAULTS, LISA_V2_DEFAULTS, LisaBatch, LisaOutput, LisaSizes
+from .types import LisaBatch, LisaOutput, LisaSizes
 
 if TYPE_CHECKING:
     from torch import nn
@@ -52,148 +56,73 @@ DIMS = ("nI", "n_tags", "n_deps", "n_roles")
 
 
 @registry.architectures("spacy-lisa.LISA.v1")
+@with_fields_as_parameters(LisaSizes, defaults=True)
 def build_lisa_model(
     tok2vec: Model[List[Doc], List[Floats2d]],
-    width: int = LISA_DEFAULTS["width"],
-    depth: int = LISA_DEFAULTS["depth"],
-    n_heads: int = LISA_DEFAULTS["n_heads"],
-    ffn_width: int = LISA_DEFAULTS["ffn_width"],
-    dropout: float = LISA_DEFAULTS["dropout"],
-    attention_dropout: float = LISA_DEFAULTS["attention_dropout"],
-    tag_layer: int = LISA_DEFAULTS["tag_layer"],
-    parse_layer: int = LISA_DEFAULTS["parse_layer"],
-    parse_dep_width: int = LISA_DEFAULTS["parse_dep_width"],
-    parse_head_width: int = LISA_DEFAULTS["parse_head_width"],
-    role_width: int = LISA_DEFAULTS["role_width"],
-    positions: str = LISA_DEFAULTS["positions"],
-    detach_frame_heads: bool = LISA_DEFAULTS["detach_frame_heads"],
-    sense_head: str = LISA_DEFAULTS["sense_head"],
-    predicate_encoding: str = LISA_DEFAULTS["predicate_encoding"],
+    *,
     role_scorer: Optional[Callable[[int, int], Any]] = None,
     top_layer: Optional[Callable[[int], Any]] = None,
     mixed_precision: bool = False,
+    **sizes: Any,
 ) -> Model[LisaBatch, LisaOutput]:
-    """LISA (Strubell et al. 2018) over token vectors from ``tok2vec``.
+    """LISA (Strubell et al. 2018) over token vectors from ``tok2vec``, one encoding per
+    sentence scoring the roles of all its predicates (the single pass).
 
-    width / depth / n_heads / ffn_width: the self-attention encoder (J = depth layers).
-    dropout: on the input, feed-forward, residual and the MLPs; attention_dropout: on
-    attention probabilities. tag_layer r and parse_layer p (1-based, r < p <= depth):
-    the layers feeding the joint POS/predicate classifier and holding the syntactic
-    head; parse_layer = 0 removes the syntactic head (the paper's SA baseline).
-    parse_dep_width / parse_head_width: sizes of Q_parse (dependent) and K_parse
-    (parent). role_width: predicate/role (and POS/predicate) representation size of the
-    default bilinear role scorer. positions: "absolute" (sinusoids added to the input)
-    or "relative" (FLAT relative attention in every layer). detach_frame_heads: the
-    per-predicate roleset, lemma and UPOS classifiers learn on the encoder's states
-    without training the encoder (their losses then cannot cost SRL F1). sense_head:
-    "shared" (the roleset classifier on the lemma/UPOS classifiers' MLP) or "separate"
-    (its own MLP on detached states, drawing nothing from the model's random stream: the
-    model's roles are then exactly those of the same model without a sense head) or
-    "separate_context" (the same, also reading an attention summary of the predicate's
-    window); "shared" stays the default for pipelines saved before the others existed.
-    predicate_encoding: "single_pass" (one encoding scores every predicate's roles),
-    "marked" (each predicate's window encoded again with the predicate marked, in the
-    tok2vec's input where it takes marks, e.g. ``TransformerTok2Vec.v1``'s token types,
-    and at the LISA encoder's input; its roles scored from that) or "marked_upper" (the
-    mark at the LISA encoder's input only: one tok2vec pass); see :mod:`.marked`.
-    role_scorer: a builder (width, n_roles) -> module, e.g.
-    ``spacy-lisa.LANRoleScorer.v1``; default bilinear.
-    top_layer: a builder width -> module on top of the encoder, e.g.
-    ``spacy-lisa.LabelAttentionLayer.v1``. mixed_precision: float16 autocast with
-    thinc's gradient scaler on a CUDA GPU (single pass only, E457); ignored on the CPU.
+    The encoder's sizes and choices (``width``, ``depth``, ``tag_layer``, ``parse_layer``,
+    ``sense_head``, ...) are :class:`~.types.LisaSizes`' fields, with its defaults.
+    role_scorer: a builder (width, n_roles) -> module, e.g. ``spacy-lisa.LANRoleScorer.v1``;
+    default bilinear. top_layer: a builder width -> module on top of the encoder, e.g.
+    ``spacy-lisa.LabelAttentionLayer.v1``. mixed_precision: float16 autocast with thinc's
+    gradient scaler on a CUDA GPU; ignored on the CPU.
     """
     from ..device import check_torch_follows_thinc
-    from .lisa_torch import check_choices, check_layers
 
     check_torch_follows_thinc("spacy-lisa.LISA.v1")
-
-    for name, value in (
-        ("width", width),
-        ("depth", depth),
-        ("n_heads", n_heads),
-        ("ffn_width", ffn_width),
-        ("parse_dep_width", parse_dep_width),
-        ("parse_head_width", parse_head_width),
-        ("role_width", role_width),
-    ):
-        if value < 1:
-            raise ValueError(Errors.E151.format(name=name, value=value, constraint="at least 1"))
-    for name, rate in (("dropout", dropout), ("attention_dropout", attention_dropout)):
-        if not 0.0 <= rate < 1.0:
-            raise ValueError(Errors.E151.format(name=name, value=rate, constraint="in [0, 1)"))
-    if width % n_heads != 0:
-        raise ValueError(Errors.E200.format(layer="LISA.v1", width=width, n_heads=n_heads))
-    check_layers(depth, tag_layer, parse_layer)
-    sizes = LisaSizes(
-        width=width,
-        depth=depth,
-        n_heads=n_heads,
-        ffn_width=ffn_width,
-        dropout=dropout,
-        attention_dropout=attention_dropout,
-        tag_layer=tag_layer,
-        parse_layer=parse_layer,
-        parse_dep_width=parse_dep_width,
-        parse_head_width=parse_head_width,
-        role_width=role_width,
-        positions=positions,
-        detach_frame_heads=detach_frame_heads,
-        sense_head=sense_head,
-        predicate_encoding=predicate_encoding,
-    )
-    check_choices(sizes)
-    if mixed_precision and predicate_encoding != "single_pass":
-        raise ValueError(Errors.E457.format(encoding=predicate_encoding))
-
-    return Model(
+    return lisa_model(
         "lisa",
+        forward,
+        tok2vec,
+        LisaSizes(**sizes),
+        role_scorer=role_scorer,
+        top_layer=top_layer,
+        mixed_precision=mixed_precision,
+    )
+
+
+def lisa_model(
+    name: str,
+    forward: Callable,
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    sizes: LisaSizes,
+    *,
+    role_scorer: Optional[Callable[[int, int], Any]],
+    top_layer: Optional[Callable[[int], Any]],
+    mixed_precision: bool = False,
+    predicate_marker: bool = False,
+    attrs: Optional[Dict[str, Any]] = None,
+) -> Model[LisaBatch, LisaOutput]:
+    """A LISA Thinc model running ``forward``: ``tok2vec`` its first layer, the torch
+    layer (built by :func:`ensure_built`) its second. ``predicate_marker``: the torch
+    module learns a predicate marker (:class:`~.lisa_torch.MarkedRequest`)."""
+    return Model(
+        name,
         forward,
         init=init,
         layers=[tok2vec],
         refs={"tok2vec": tok2vec},
-        dims={name: None for name in DIMS + FRAME_DIMS},
+        dims={dim: None for dim in DIMS + FRAME_DIMS},
         attrs={
             "predicate_tags": [],
-            "lisa_config": dict(asdict(sizes), mixed_precision=mixed_precision),
+            "lisa_config": dict(
+                asdict(sizes), mixed_precision=mixed_precision, predicate_marker=predicate_marker
+            ),
             # builders of the optional parts: thinc skips them in to_bytes (the config
             # rebuilds them); keep them picklable (module-level functions or partials)
             "role_scorer": role_scorer,
             "top_layer": top_layer,
+            **(attrs or {}),
         },
     )
-
-
-V2 = LISA_V2_DEFAULTS
-
-
-@registry.architectures("spacy-lisa.LISA.v2")
-def build_lisa_model_v2(
-    tok2vec: Model[List[Doc], List[Floats2d]],
-    width: int = V2["width"],
-    depth: int = V2["depth"],
-    n_heads: int = V2["n_heads"],
-    ffn_width: int = V2["ffn_width"],
-    dropout: float = V2["dropout"],
-    attention_dropout: float = V2["attention_dropout"],
-    tag_layer: int = V2["tag_layer"],
-    parse_layer: int = V2["parse_layer"],
-    parse_dep_width: int = V2["parse_dep_width"],
-    parse_head_width: int = V2["parse_head_width"],
-    role_width: int = V2["role_width"],
-    positions: str = V2["positions"],
-    detach_frame_heads: bool = V2["detach_frame_heads"],
-    sense_head: str = V2["sense_head"],
-    predicate_encoding: str = V2["predicate_encoding"],
-    role_scorer: Optional[Callable[[int, int], Any]] = None,
-    top_layer: Optional[Callable[[int], Any]] = None,
-    mixed_precision: bool = False,
-) -> Model[LisaBatch, LisaOutput]:
-    """:func:`build_lisa_model` (``LISA.v1``) with the best measured defaults
-    (:data:`~.types.LISA_V2_DEFAULTS`: the encoder of configs/lisa_cpu.cfg, the roleset
-    classifier on its own detached MLP with a summary of the predicate's window). The
-    component's default model; ``LISA.v1`` keeps the defaults older pipelines were saved
-    with."""
-    return build_lisa_model(**locals())
 
 
 @registry.architectures("spacy-lisa.BilinearRoleScorer.v1")
@@ -231,7 +160,7 @@ def ensure_built(model: Model[LisaBatch, LisaOutput]) -> None:
     Needs the dims n_tags, n_deps, n_roles and nI (or a tok2vec layer that knows its
     nO); raises ValueError (E152) naming the missing ones. Call it before loading
     weights into a freshly constructed model."""
-    if _lisa_layer(model) is not None:
+    if torch_layer(model) is not None:
         return
     _infer_nI(model, None)
     missing = [name for name in DIMS if not model.has_dim(name)]
@@ -252,7 +181,7 @@ def ensure_built(model: Model[LisaBatch, LisaOutput]) -> None:
 def set_role_prior(model: Model[LisaBatch, LisaOutput], log_prior: numpy.ndarray) -> None:
     """Pass ``log_prior`` ([n_roles] log label frequencies) to the torch role scorer if it
     takes one (``set_label_prior``: the LAN decoder); other scorers ignore it."""
-    lisa = _lisa_layer(model)
+    lisa = torch_layer(model)
     if lisa is None:
         raise ValueError(Errors.E153)
     scorer = cast(PyTorchShim, lisa.shims[0])._model.role_scorer
@@ -265,6 +194,7 @@ def _build_torch(model: Model) -> nn.Module:
 
     config = dict(model.attrs["lisa_config"])
     config.pop("mixed_precision")
+    predicate_marker = config.pop("predicate_marker")
     n_in, n_tags, n_deps, n_roles = (model.get_dim(name) for name in DIMS)
     return LisaTorchModel(
         n_in,
@@ -277,29 +207,25 @@ def _build_torch(model: Model) -> nn.Module:
         n_senses=model.maybe_get_dim("n_senses") or 0,
         n_lemmas=model.maybe_get_dim("n_lemmas") or 0,
         n_pred_pos=model.maybe_get_dim("n_pred_pos") or 0,
+        predicate_marker=predicate_marker,
     )
 
 
-def predicate_encoding(model: Model) -> str:
-    """The model's ``predicate_encoding``; pipelines saved before the option existed
-    store a ``lisa_config`` without it: single pass."""
-    return str(model.attrs["lisa_config"].get("predicate_encoding", "single_pass"))
-
-
-def _tok2vec_layer(model: Model) -> Model:
+def tok2vec_layer(model: Model) -> Model:
+    """The model's tok2vec layer."""
     # by position, not by ref: Model.copy() does not carry refs over
     return model.layers[0]
 
 
-def _lisa_layer(model: Model) -> Optional[Model]:
-    """The PyTorchWrapper once built (layers[1]), else None."""
+def torch_layer(model: Model) -> Optional[Model]:
+    """The PyTorchWrapper of the LISA network once built (layers[1]), else None."""
     return model.layers[1] if len(model.layers) > 1 else None
 
 
 def _infer_nI(model: Model, X: Optional[LisaBatch]) -> None:
     if model.has_dim("nI"):
         return
-    tok2vec = _tok2vec_layer(model)
+    tok2vec = tok2vec_layer(model)
     if tok2vec.has_dim("nO"):
         model.set_dim("nI", tok2vec.get_dim("nO"))
     elif X is not None and any(len(doc) for doc in X.docs):
@@ -314,11 +240,11 @@ def init(
     Y: Optional[LisaOutput] = None,
 ) -> None:
     """Initialise the tok2vec layer, infer nI and build (or re-initialise) the torch layer."""
-    tok2vec = _tok2vec_layer(model)
+    tok2vec = tok2vec_layer(model)
     X = None if X is None else as_batch(X)
     tok2vec.initialize(X=X.docs if X is not None else None)
     _infer_nI(model, X)
-    wrapper = _lisa_layer(model)
+    wrapper = torch_layer(model)
     if wrapper is not None:
         # initialize() again: fresh weights (same dims, or the set_dim would have failed)
         cast(PyTorchShim, wrapper.shims[0])._model = _build_torch(model).to(torch_device(wrapper))
@@ -339,36 +265,33 @@ def as_batch(X: Any) -> LisaBatch:
     )
 
 
+def encode_tokens(
+    model: Model[LisaBatch, LisaOutput], batch: LisaBatch, is_train: bool
+) -> Tuple[Model, List[Floats2d], Callable[[List[Floats2d]], Any], PreparedBatch]:
+    """The first steps of every LISA forward: the built torch layer, the tok2vec's token
+    vectors (and their backprop) and the batch laid out as padded windows."""
+    lisa = torch_layer(model)
+    if lisa is None:
+        raise ValueError(Errors.E153)
+    tok2vec = tok2vec_layer(model)
+    with torch_gemm(tok2vec, enabled=not is_train):
+        Xs, backprop_tok2vec = tok2vec(batch.docs, is_train)
+    return lisa, Xs, backprop_tok2vec, prepare_batch(model, batch, Xs)
+
+
 def forward(
     model: Model[LisaBatch, LisaOutput], batch: LisaBatch, is_train: bool
 ) -> Tuple[LisaOutput, Callable[[LisaOutput], LisaBatch]]:
-    lisa = _lisa_layer(model)
-    if lisa is None:
-        raise ValueError(Errors.E153)
     batch = as_batch(batch)
-    tok2vec = _tok2vec_layer(model)
-    with torch_gemm(tok2vec, enabled=not is_train):
-        Xs, backprop_tok2vec = tok2vec(batch.docs, is_train)
-    prepared = prepare_batch(model, batch, Xs)
+    lisa, _, backprop_tok2vec, prepared = encode_tokens(model, batch, is_train)
     if not prepared.windows:
         # only empty docs: nothing to encode and no gradient for the tok2vec (whose
         # backprop fails on zero rows; spaCy's components skip such batches anyway)
         return empty_output(model), lambda d_output: batch
-    if predicate_encoding(model) != "single_pass":
-        from .marked import marked_forward
-
-        output, backprop_marked = marked_forward(model, batch, prepared, Xs, is_train)
-
-        def backprop_two_stages(d_output: LisaOutput) -> LisaBatch:
-            backprop_tok2vec(backprop_marked(d_output))
-            return batch
-
-        return output, backprop_two_stages
     output, backprop_lisa = lisa(prepared, is_train)
 
     def backprop(d_output: LisaOutput) -> LisaBatch:
-        d_Xs = backprop_lisa(d_output)
-        backprop_tok2vec(d_Xs)
+        backprop_tok2vec(backprop_lisa(d_output))
         return batch
 
     return output, backprop

@@ -17,27 +17,79 @@ from .types import PARSE_MODES, LisaBatch
 
 
 @dataclass
-class PreparedBatch:
-    """A LisaBatch turned into padded arrays (numpy metadata, ``ops`` token vectors)."""
+class PaddedWindows:
+    """The input of the LISA torch layer (its ``PyTorchWrapper_v2`` converters): token
+    vectors padded to windows, and what to score (:meth:`request`)."""
 
-    windows: List[Tuple[int, int, int]]  # (doc, start, end) per window, S entries
-    doc_lengths: List[int]
+    windows: List[Tuple[int, int, int]]  # (input array, start, end) per window, S entries
+    doc_lengths: List[int]  # rows of each input array (the gradient is split by them)
     mask: Any  # numpy bool [S, T]
     X: Any  # ops array [S, T, nI], padded token vectors
+
+    def request(self, device: Any, is_train: bool) -> Any:
+        """What the torch module scores, its tensors on ``device``."""
+        raise NotImplementedError
+
+
+@dataclass
+class PreparedBatch(PaddedWindows):
+    """A LisaBatch laid out as padded sentence windows (a :class:`~.lisa_torch.SentenceRequest`)."""
+
     heads: Optional[numpy.ndarray]  # [S, T] parent offsets (-1 none) or None
     given_rows: numpy.ndarray  # [S] bool: windows following the given parse
     own_parse: str  # "soft" | "argmax" for the other windows
     dep_labels: bool  # score dependency labels (else dep_scores are zeros)
     # parent scores needed: not when every window follows the given parse and no labels
     # are scored (the component's prediction on docs with their own parse), where
-    # nothing reads the head's own parse; training always scores them
+    # nothing reads the head's own parse; training always scores them (their loss)
     head_scores: bool
     frame_window: Optional[numpy.ndarray]  # [F] or None (predict predicates)
     frame_pos: Optional[numpy.ndarray]  # [F]
     predicate_tags: numpy.ndarray  # [n_tags] bool
-    # LisaTorchModel.forward's stage: "joint" (single pass), "frames" / "roles" (the two
-    # stages of the predicate-aware modes; in "roles" each window is one predicate's)
-    stage: str = "joint"
+    # False: no role scores (the predicate-aware architecture scores them marked)
+    score_roles: bool = True
+
+    def request(self, device: Any, is_train: bool) -> Any:
+        import torch
+
+        from .lisa_torch import ParseRequest, SentenceRequest
+
+        parse = ParseRequest(
+            heads=_long(self.heads, device),
+            given_rows=torch.as_tensor(self.given_rows, device=device),
+            own_parse=self.own_parse,
+            dep_labels=self.dep_labels,
+            head_scores=self.head_scores or is_train,
+        )
+        return SentenceRequest(
+            parse=parse,
+            frame_window=_long(self.frame_window, device),
+            frame_pos=_long(self.frame_pos, device),
+            predicate_tags=torch.as_tensor(self.predicate_tags, device=device),
+            score_roles=self.score_roles,
+        )
+
+
+@dataclass
+class MarkedBatch(PaddedWindows):
+    """One padded row per predicate, its window marked at ``frame_pos`` [F], following
+    ``heads`` [F, T] (a :class:`~.lisa_torch.MarkedRequest`)."""
+
+    heads: Optional[numpy.ndarray]
+    frame_pos: numpy.ndarray
+
+    def request(self, device: Any, is_train: bool) -> Any:
+        from .lisa_torch import MarkedRequest
+
+        frame_pos = _long(self.frame_pos, device)
+        assert frame_pos is not None
+        return MarkedRequest(frame_pos=frame_pos, heads=_long(self.heads, device))
+
+
+def _long(array: Optional[numpy.ndarray], device: Any) -> Any:
+    import torch
+
+    return None if array is None else torch.as_tensor(array, dtype=torch.long, device=device)
 
 
 def prepare_batch(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> PreparedBatch:
@@ -75,7 +127,9 @@ def prepare_batch(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> Prepare
     mask, X_pad = pad_windows(ops, [end - start for _, start, end in windows], Xs, n_in)
     mode = batch.parse_mode
     if mode not in PARSE_MODES:
-        raise ValueError(Errors.E026.format(value=mode, choices=", ".join(PARSE_MODES)))
+        raise ValueError(
+            Errors.E024.format(value=mode, option="parse_mode", choices=", ".join(PARSE_MODES))
+        )
     if not 0.0 <= batch.gold_parse_prob <= 1.0:
         raise ValueError(Errors.E155.format(value=batch.gold_parse_prob))
     has_parser = model.attrs["lisa_config"]["parse_layer"] > 0

@@ -5,13 +5,12 @@ gradients back."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple, cast
 
-import numpy
 from thinc.api import ArgsKwargs, Model, PyTorchShim, torch2xp, xp2torch
 from thinc.types import Floats2d, Floats3d, Ints2d
 
-from .lisa_batch import PreparedBatch
+from .lisa_batch import PaddedWindows
 from .types import LisaOutput
 
 # the per-predicate classifiers' sizes (optional: 0 or unset leaves a classifier out;
@@ -20,7 +19,6 @@ FRAME_DIMS = ("n_senses", "n_lemmas", "n_pred_pos")
 
 if TYPE_CHECKING:
     import torch
-    from torch import Tensor
 
     from .lisa_torch import LisaTorchOutput
 
@@ -38,47 +36,31 @@ def torch_device(model: Model) -> torch.device:
 
 
 def convert_inputs(
-    model: Model, prepared: PreparedBatch, is_train: bool
+    model: Model, padded: PaddedWindows, is_train: bool
 ) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], List[Floats2d]]]:
-    """PreparedBatch -> torch arguments of LisaTorchModel.forward on the shim's device."""
+    """PaddedWindows -> the arguments of LisaTorchModel.forward on the shim's device."""
     import torch
 
     ops = model.ops
     device = torch_device(model)
-
-    def long(array: Optional[numpy.ndarray]) -> Optional[Tensor]:
-        return None if array is None else torch.as_tensor(array, dtype=torch.long, device=device)
-
-    x = xp2torch(prepared.X, requires_grad=is_train, device=device)  # [S, T, nI]
-    kwargs = {
-        "heads": long(prepared.heads),
-        "given_rows": torch.as_tensor(prepared.given_rows, device=device),
-        "own_parse": prepared.own_parse,
-        "dep_labels": prepared.dep_labels,
-        # training scores the own parse (its loss), but not in the roles stage, which
-        # follows the parse of the frames stage
-        "head_scores": prepared.head_scores or (is_train and prepared.stage != "roles"),
-        "stage": prepared.stage,
-        "frame_window": long(prepared.frame_window),
-        "frame_pos": long(prepared.frame_pos),
-        "predicate_tags": torch.as_tensor(prepared.predicate_tags, device=device),
-    }
-    mask = torch.as_tensor(prepared.mask, device=device)
-    mask_xp = ops.xp.asarray(prepared.mask)
+    x = xp2torch(padded.X, requires_grad=is_train, device=device)  # [S, T, nI]
+    request = padded.request(device, is_train)
+    mask = torch.as_tensor(padded.mask, device=device)
+    mask_xp = ops.xp.asarray(padded.mask)
 
     def backprop(d_inputs: ArgsKwargs) -> List[Floats2d]:
         d_x = d_inputs.args[0]
         if d_x is None:  # nothing flowed back to the input
-            return [ops.alloc2f(n, model.get_dim("nI")) for n in prepared.doc_lengths]
+            return [ops.alloc2f(n, model.get_dim("nI")) for n in padded.doc_lengths]
         d_pad = cast(Floats3d, torch2xp(d_x, ops=ops))  # [S, T, nI]
-        d_flat = d_pad[mask_xp]  # [N, nI]: the docs' rows in order
-        return cast(List[Floats2d], ops.unflatten(d_flat, ops.asarray1i(prepared.doc_lengths)))
+        d_flat = d_pad[mask_xp]  # [N, nI]: the input arrays' rows in order
+        return cast(List[Floats2d], ops.unflatten(d_flat, ops.asarray1i(padded.doc_lengths)))
 
-    return ArgsKwargs(args=(x, mask), kwargs=kwargs), backprop
+    return ArgsKwargs(args=(x, mask, request), kwargs={}), backprop
 
 
 def convert_outputs(
-    model: Model, inputs_outputs: Tuple[PreparedBatch, LisaTorchOutput], is_train: bool
+    model: Model, inputs_outputs: Tuple[PaddedWindows, LisaTorchOutput], is_train: bool
 ) -> Tuple[LisaOutput, Callable[[LisaOutput], ArgsKwargs]]:
     """LisaTorchOutput -> LisaOutput in ops arrays (tag rows unpadded, float32)."""
     import torch

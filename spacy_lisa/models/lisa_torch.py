@@ -14,19 +14,21 @@ One pass over a batch of padded windows predicts, from the bottom up:
    roleset seen in training, its lemma (as an edit-tree class) and its UPOS; with
    ``sense_head="separate"`` the roleset has a classifier of its own (SenseClassifier).
 
-With ``predicate_encoding="single_pass"`` no predicate indicator is added to the input:
+In the single pass (:class:`SentenceRequest`) no predicate indicator is added to the input:
 every predicate is scored from one encoding, and the tag classifier (above the input)
 would learn to copy an indicator of gold predicates and fail when they must be predicted.
-The predicate-aware modes (``"marked"``, ``"marked_upper"``) run the module twice per
-batch (``stage``): ``"frames"`` is the single pass without the role scorer (tags,
-predicates, parse, senses), then ``"roles"`` encodes one row per predicate, its window
-with a learned predicate marker added at the predicate's input position, following the
-parse the first stage used, and scores that predicate's roles only.
+The predicate-aware architecture (:mod:`.predicate_aware`) calls the module twice per
+batch: a :class:`SentenceRequest` without the role scorer (tags, predicates, parse,
+senses), then a :class:`MarkedRequest`: one row per predicate, its window with a learned
+predicate marker added at the predicate's input position, following the parse the first
+call used, scoring that predicate's roles only. Both run the same encoder
+(:meth:`LisaTorchModel.encode`).
 """
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional, cast
+from dataclasses import dataclass
+from typing import Callable, NamedTuple, Optional, Union, cast
 
 import torch
 import torch.nn.functional as F
@@ -41,22 +43,50 @@ from .attention import (
     Packing,
     cached_positions,
 )
-from .biaffine import SyntacticHead
+from .biaffine import ParseOutput, SyntacticHead
 from .role_scorer import BilinearRoleScorer
 from .types import OWN_PARSE_MODES, LisaSizes
 
-POSITIONS = ("absolute", "relative")
-# where the roleset classifier sits: "shared", beside the lemma and UPOS classifiers on
-# their MLP (trained with the encoder unless detach_frame_heads); "separate", on its own
-# (SenseClassifier), which cannot change the rest of the model; "separate_context", the
-# same reading an attention summary of the predicate's window too
-SENSE_HEADS = ("shared", "separate", "separate_context")
-# how the roles of a predicate are encoded (see LisaSizes.predicate_encoding)
-PREDICATE_ENCODINGS = ("single_pass", "marked", "marked_upper")
-# what one forward call computes: "joint" (single pass: everything), "frames" (stage 1
-# of the predicate-aware modes: all but the roles), "roles" (stage 2: one row per
-# predicate, marked, roles only)
-STAGES = ("joint", "frames", "roles")
+
+@dataclass
+class ParseRequest:
+    """Which parse the syntactic head gives the layers above it (see
+    :meth:`~.biaffine.SyntacticHead.forward`). heads [B, T] long: the injected parse as
+    parent offsets in the window (-1 = unknown, a self-loop); given_rows [B] bool: the
+    windows that follow ``heads`` (None: none), the others follow the model's own parse,
+    ``own_parse`` "soft" or "argmax". dep_labels False: no dependency-label scores
+    (zeros); head_scores False too, with every window given: no parent scores either."""
+
+    heads: Optional[Tensor] = None
+    given_rows: Optional[Tensor] = None
+    own_parse: str = "argmax"
+    dep_labels: bool = True
+    head_scores: bool = True
+
+
+@dataclass
+class SentenceRequest:
+    """Score padded windows of sentences: tags, predicates, parse, roles and the
+    per-predicate classifiers. frame_window / frame_pos [F] long: the predicates to
+    score (None: predicted, argmax tag in ``predicate_tags`` [n_tags] bool).
+    score_roles False: leave the role scorer out (role_scores [0, T, n_roles]), for the
+    predicate-aware architecture, whose roles come from :class:`MarkedRequest`."""
+
+    parse: ParseRequest
+    frame_window: Optional[Tensor] = None
+    frame_pos: Optional[Tensor] = None
+    predicate_tags: Optional[Tensor] = None
+    score_roles: bool = True
+
+
+@dataclass
+class MarkedRequest:
+    """Score the roles of one predicate per row: row b is the window of a predicate at
+    offset ``frame_pos[b]`` [B], marked there, its syntactic head following ``heads``
+    [B, T] (the parse the sentence pass used). Only role_scores are computed."""
+
+    frame_pos: Tensor
+    heads: Optional[Tensor] = None
 
 
 class LisaTorchOutput(NamedTuple):
@@ -179,36 +209,20 @@ class SenseClassifier(nn.Module):
         return cast(Tensor, self.output(F.leaky_relu(self.mlp(features), LEAKY_SLOPE)))
 
 
-def check_choices(sizes: LisaSizes) -> None:
-    """``positions``, ``sense_head`` and ``predicate_encoding`` are among their choices.
-    Raises ValueError (E024)."""
-    for option, value, choices in (
-        ("positions", sizes.positions, POSITIONS),
-        ("sense_head", sizes.sense_head, SENSE_HEADS),
-        ("predicate_encoding", sizes.predicate_encoding, PREDICATE_ENCODINGS),
-    ):
-        if value not in choices:
-            raise ValueError(
-                Errors.E024.format(value=value, option=option, choices=", ".join(choices))
-            )
+class Encoded(NamedTuple):
+    """What :meth:`LisaTorchModel.encode` computes (padded, B windows of T tokens)."""
 
-
-def check_layers(depth: int, tag_layer: int, parse_layer: int) -> None:
-    """1 <= r < p <= J, or p = 0 (no syntactic head: the paper's SA baseline) and
-    1 <= r <= J. Raises ValueError (E150)."""
-    if parse_layer == 0:
-        ok = 1 <= tag_layer <= depth
-    else:
-        ok = 1 <= tag_layer < parse_layer <= depth
-    if not ok:
-        raise ValueError(
-            Errors.E150.format(tag_layer=tag_layer, parse_layer=parse_layer, depth=depth)
-        )
+    states: Tensor  # [B, T, d] top states (after the top layer, if any)
+    tag_scores: Optional[Tensor]  # [B, T, n_tags] joint POS/predicate logits; None if not asked
+    parse: Optional[ParseOutput]  # the syntactic head's output; None without one (p = 0)
+    label_attention: Optional[Tensor]  # [B, H, T] from a Label Attention top layer, or None
 
 
 class LisaTorchModel(nn.Module):
     """LISA: self-attention encoder + joint POS/predicate tagger + syntactically-informed
-    head + role scorer. See the module docstring for the order of computation."""
+    head + role scorer. See the module docstring for the order of computation.
+    ``predicate_marker``: learn the marker the predicate-aware architecture adds at each
+    predicate's input position (:class:`MarkedRequest`)."""
 
     def __init__(
         self,
@@ -223,17 +237,15 @@ class LisaTorchModel(nn.Module):
         n_senses: int = 0,
         n_lemmas: int = 0,
         n_pred_pos: int = 0,
+        predicate_marker: bool = False,
     ) -> None:
         super().__init__()
         sizes = sizes if sizes is not None else LisaSizes()
         width, dropout, role_width = sizes.width, sizes.dropout, sizes.role_width
-        tag_layer, parse_layer, positions = sizes.tag_layer, sizes.parse_layer, sizes.positions
-        check_layers(sizes.depth, tag_layer, parse_layer)
-        check_choices(sizes)
         self.width = width
-        self.tag_layer = tag_layer
-        self.parse_layer = parse_layer
-        self.positions = positions
+        self.tag_layer = sizes.tag_layer
+        self.parse_layer = sizes.parse_layer
+        self.positions = sizes.positions
         self.n_deps = n_deps
         self.n_roles = n_roles
         self.input_proj = nn.Linear(n_in, width)
@@ -242,7 +254,7 @@ class LisaTorchModel(nn.Module):
         n_heads, attention_dropout = sizes.n_heads, sizes.attention_dropout
         for _ in range(sizes.depth):
             attention: nn.Module
-            if positions == "relative":
+            if sizes.positions == "relative":
                 # imported here: only this option needs the FLAT module
                 from .relative_attention import RelativeMultiHeadSelfAttention
 
@@ -257,7 +269,7 @@ class LisaTorchModel(nn.Module):
         self.tag_output = nn.Linear(role_width, n_tags)
         self.tag_dropout = nn.Dropout(dropout)
         self.parser: Optional[SyntacticHead] = None
-        if parse_layer > 0:
+        if sizes.parse_layer > 0:
             self.parser = SyntacticHead(
                 width, sizes.parse_dep_width, sizes.parse_head_width, n_deps, dropout
             )
@@ -267,7 +279,7 @@ class LisaTorchModel(nn.Module):
             if role_scorer is not None
             else BilinearRoleScorer(width, n_roles, role_width, dropout)
         )
-        # pipelines saved before the frame classifiers existed have none of these sizes
+        # the per-predicate classifiers: a size of 0 leaves one out
         self.frame_classifier: Optional[FrameClassifier] = None
         self.sense_classifier: Optional[SenseClassifier] = None
         shared_senses = n_senses if sizes.sense_head == "shared" else 0
@@ -285,11 +297,10 @@ class LisaTorchModel(nn.Module):
         if n_senses and sizes.sense_head != "shared":
             context = sizes.sense_head == "separate_context"
             self.sense_classifier = SenseClassifier(width, role_width, n_senses, context)
-        # the predicate-aware modes' marker, added at the predicate's input position in
-        # the "roles" stage; drawn on a forked random stream, so that the rest of the
-        # model starts from the weights it has in single-pass mode
+        # drawn on a forked random stream, so that the rest of the model starts from the
+        # weights it has without the marker
         self.predicate_marker: Optional[nn.Parameter] = None
-        if sizes.predicate_encoding != "single_pass":
+        if predicate_marker:
             with torch.random.fork_rng(devices=[]):
                 # N(0, 1) per unit, like nn.Embedding: as large as the positions' signal
                 self.predicate_marker = nn.Parameter(torch.randn(width))
@@ -304,92 +315,37 @@ class LisaTorchModel(nn.Module):
         nn.init.zeros_(self.tag_output.bias)
 
     def forward(
-        self,
-        x: Tensor,
-        mask: Tensor,
-        *,
-        heads: Optional[Tensor] = None,
-        given_rows: Optional[Tensor] = None,
-        own_parse: str = "soft",
-        frame_window: Optional[Tensor] = None,
-        frame_pos: Optional[Tensor] = None,
-        predicate_tags: Optional[Tensor] = None,
-        dep_labels: bool = True,
-        head_scores: bool = True,
-        stage: str = "joint",
+        self, x: Tensor, mask: Tensor, request: Union[SentenceRequest, MarkedRequest]
     ) -> LisaTorchOutput:
-        """Score a batch of padded windows.
-
-        x [B, T, n_in] token vectors; mask [B, T] bool (True = real token).
-        heads [B, T] long: injected parse as parent offsets in the window (-1 = unknown,
-        a self-loop); given_rows [B] bool: windows whose upper layers follow ``heads``
-        (all False / None: every window follows the model's own parse, ``own_parse``
-        "soft" or "argmax"). frame_window / frame_pos [F] long: the predicates to score;
-        None: predict them (argmax tag in ``predicate_tags`` [n_tags] bool).
-        dep_labels False: skip the dependency-label scorer (dep_scores are zeros);
-        head_scores False too, with every window given: skip the parent scorer as well
-        (head_scores zeros; nothing of the model's own parse is then used).
-        In eval mode the token-wise layers run on the real tokens only (see
-        :class:`~.attention.Packing`); the outputs are the same, padded.
-        stage: "joint" (everything), "frames" (no role scorer: role_scores [0, T,
-        n_roles]) or "roles" (row b is the window of predicate b at offset
-        ``frame_pos[b]``: the predicate marker is added there, every row follows
-        ``heads``, only role_scores are computed; the other scores are empty).
-        """
-        B, T, _ = x.shape
+        """Score a batch of padded windows: x [B, T, n_in] token vectors, mask [B, T]
+        bool (True = real token), and what to score (:class:`SentenceRequest` or
+        :class:`MarkedRequest`). In eval mode the token-wise layers run on the real tokens
+        only (see :class:`~.attention.Packing`); the outputs are the same, padded."""
         mask = mask.to(torch.bool)
+        if isinstance(request, MarkedRequest):
+            return self.score_marked(x, mask, request)
+        return self.score_sentences(x, mask, request)
+
+    def score_sentences(self, x: Tensor, mask: Tensor, request: SentenceRequest) -> LisaTorchOutput:
+        """Tags, parse, predicates, roles and per-predicate classes of sentence windows."""
+        B, T, _ = x.shape
+        own_parse = request.parse.own_parse
         if own_parse not in OWN_PARSE_MODES:
+            choices = ", ".join(OWN_PARSE_MODES)
             raise ValueError(
-                Errors.E026.format(value=own_parse, choices=", ".join(OWN_PARSE_MODES))
+                Errors.E024.format(value=own_parse, option="own_parse", choices=choices)
             )
-        if stage not in STAGES:
-            raise ValueError(Errors.E024.format(value=stage, option="stage", choices=STAGES))
-        if stage == "roles":
-            return self._forward_roles(x, mask, heads, frame_pos)
-        packing = self._packing(mask)
-        if packing is not None:
-            # prediction: the token-wise layers run on the real tokens only (a third or
-            # more of a call's rows are padding), states [N, d] until the top
-            x = packing.pack(x)  # [N, n_in]
-        states = self._input(x, T, packing)
-        tag_scores: Optional[Tensor] = None
-        parse = None
-        for j, layer in enumerate(self.layers, start=1):
-            override = None
-            if j == self.parse_layer and self.parser is not None:
-                parse = self.parser(
-                    states,
-                    mask,
-                    heads=heads,
-                    given_rows=given_rows,
-                    own_mode=own_parse,
-                    dep_labels=dep_labels,
-                    packing=packing,
-                    head_scores=head_scores,
-                )
-                override = parse.attention  # [B, T, T] replaces head 0 of layer p
-            if packing is None:
-                states = layer(states, mask, override_head=override)  # [B, T, d]
-            else:
-                encoder_layer = cast(EncoderLayer, layer)
-                states = encoder_layer.forward_packed(states, mask, packing, override_head=override)
-            if j == self.tag_layer:
-                hidden = F.leaky_relu(self.tag_hidden(states), LEAKY_SLOPE)
-                tag_scores = self.tag_output(self.tag_dropout(hidden))  # [B, T, n_tags]
-                if packing is not None:
-                    tag_scores = packing.unpack(tag_scores)
-        assert tag_scores is not None  # tag_layer <= depth, checked in __init__
-        if packing is not None:
-            states = packing.unpack(states)  # [B, T, d] for the top layer and scorers
+        states, tag_scores, parse, label_attention = self.encode(x, mask, request.parse)
+        assert tag_scores is not None  # asked for
+        frame_window, frame_pos = request.frame_window, request.frame_pos
         if frame_window is None or frame_pos is None:
-            frame_window, frame_pos = self.predict_predicates(tag_scores, mask, predicate_tags)
-        label_attention = None
-        if self.top is not None:
-            states, label_attention = self.top(states, mask)  # [B, T, d], [B, H, T]
-        if stage == "frames":  # the roles come from the marked stage
-            role_scores = states.new_zeros(0, T, self.n_roles)
-        else:
+            frame_window, frame_pos = self.predict_predicates(
+                tag_scores, mask, request.predicate_tags
+            )
+        if request.score_roles:
             role_scores = self._roles(states, mask, frame_window, frame_pos)  # [F, T, L]
+        else:
+            role_scores = states.new_zeros(0, T, self.n_roles)
         sense_scores = lemma_scores = pred_pos_scores = None
         if self.frame_classifier is not None:
             sense_scores, lemma_scores, pred_pos_scores = self.frame_classifier(
@@ -398,18 +354,18 @@ class LisaTorchModel(nn.Module):
         if self.sense_classifier is not None:
             sense_scores = self.sense_classifier(states, mask, frame_window, frame_pos)
         if parse is None:
-            parent_scores = x.new_zeros(B, 0, 0)
+            head_scores = x.new_zeros(B, 0, 0)
             dep_scores = x.new_zeros(B, 0, self.n_deps)
             used_heads = None
         else:
-            parent_scores, dep_scores, used_heads = (
+            head_scores, dep_scores, used_heads = (
                 parse.head_scores,
                 parse.dep_scores,
                 parse.used_heads,
             )
         return LisaTorchOutput(
             tag_scores=tag_scores,
-            head_scores=parent_scores,
+            head_scores=head_scores,
             dep_scores=dep_scores,
             role_scores=role_scores,
             frame_window=frame_window,
@@ -420,6 +376,88 @@ class LisaTorchModel(nn.Module):
             lemma_scores=lemma_scores,
             pred_pos_scores=pred_pos_scores,
         )
+
+    def score_marked(self, x: Tensor, mask: Tensor, request: MarkedRequest) -> LisaTorchOutput:
+        """The roles of one marked predicate per row (see :class:`MarkedRequest`);
+        the other outputs are empty."""
+        # the predicate-aware architecture builds the module with a marker and passes
+        # one predicate and the parse per row
+        assert self.predicate_marker is not None, "built without predicate_marker"
+        frame_pos = request.frame_pos
+        assert frame_pos.shape[0] == x.shape[0], "one predicate offset per row"
+        assert self.parser is None or request.heads is not None, "the parse to follow"
+        B, T, _ = x.shape
+        rows = torch.arange(B, device=x.device)
+        # every row follows the given parse; nothing of the head's own parse is computed
+        parse = ParseRequest(
+            heads=request.heads,
+            given_rows=torch.ones(B, dtype=torch.bool, device=x.device),
+            dep_labels=False,
+            head_scores=False,
+        )
+        states, _, _, _ = self.encode(x, mask, parse, marks=F.one_hot(frame_pos, T), tags=False)
+        return LisaTorchOutput(
+            tag_scores=x.new_zeros(B, T, 0),
+            head_scores=x.new_zeros(B, 0, 0),
+            dep_scores=x.new_zeros(B, 0, self.n_deps),
+            role_scores=self._roles(states, mask, rows, frame_pos),
+            frame_window=rows,
+            frame_pos=frame_pos,
+            used_heads=None,
+            label_attention=None,
+        )
+
+    def encode(
+        self,
+        x: Tensor,
+        mask: Tensor,
+        parse: ParseRequest,
+        *,
+        marks: Optional[Tensor] = None,
+        tags: bool = True,
+    ) -> Encoded:
+        """The encoder: the input (plus the predicate marker where ``marks`` [B, T] is
+        1), J layers, the joint tag classifier after layer r (``tags``), the syntactic
+        head at layer p following ``parse``, then the top layer if any."""
+        T = x.shape[1]
+        packing = self._packing(mask)
+        if packing is not None:
+            # prediction: the token-wise layers run on the real tokens only (a third or
+            # more of a call's rows are padding), states [N, d] until the top
+            x = packing.pack(x)  # [N, n_in]
+        states = self._input(x, T, packing, marks)
+        tag_scores: Optional[Tensor] = None
+        parse_output: Optional[ParseOutput] = None
+        for j, layer in enumerate(self.layers, start=1):
+            override = None
+            if j == self.parse_layer and self.parser is not None:
+                parse_output = self.parser(
+                    states,
+                    mask,
+                    heads=parse.heads,
+                    given_rows=parse.given_rows,
+                    own_mode=parse.own_parse,
+                    dep_labels=parse.dep_labels,
+                    packing=packing,
+                    head_scores=parse.head_scores,
+                )
+                override = parse_output.attention  # [B, T, T] replaces head 0 of layer p
+            if packing is None:
+                states = layer(states, mask, override_head=override)  # [B, T, d]
+            else:
+                encoder_layer = cast(EncoderLayer, layer)
+                states = encoder_layer.forward_packed(states, mask, packing, override_head=override)
+            if tags and j == self.tag_layer:
+                hidden = F.leaky_relu(self.tag_hidden(states), LEAKY_SLOPE)
+                tag_scores = self.tag_output(self.tag_dropout(hidden))  # [B, T, n_tags]
+                if packing is not None:
+                    tag_scores = packing.unpack(tag_scores)
+        if packing is not None:
+            states = packing.unpack(states)  # [B, T, d] for the top layer and scorers
+        label_attention = None
+        if self.top is not None:
+            states, label_attention = self.top(states, mask)  # [B, T, d], [B, H, T]
+        return Encoded(states, tag_scores, parse_output, label_attention)
 
     def _input(
         self, x: Tensor, T: int, packing: Optional[Packing], marks: Optional[Tensor] = None
@@ -445,59 +483,6 @@ class LisaTorchModel(nn.Module):
         masked."""
         role_scores = self.role_scorer(states, mask, frame_window, frame_pos)  # [F, T, L]
         return role_scores.masked_fill(~mask[frame_window][..., None], MASK_VALUE)
-
-    def _forward_roles(
-        self, x: Tensor, mask: Tensor, heads: Optional[Tensor], frame_pos: Optional[Tensor]
-    ) -> LisaTorchOutput:
-        """Stage 2 of the predicate-aware modes: row b of ``x`` [B, T, n_in] is the window
-        of one predicate at offset ``frame_pos[b]``; its marker is added there, the
-        syntactic head follows ``heads`` (the parse stage 1 used; nothing of the head's
-        own parse is computed) and the role scorer scores that predicate only."""
-        if self.predicate_marker is None:
-            raise ValueError(Errors.E170)
-        if frame_pos is None or frame_pos.shape[0] != x.shape[0]:
-            raise ValueError(Errors.E171.format(rows=x.shape[0]))
-        B, T, _ = x.shape
-        rows = torch.arange(B, device=x.device)
-        packing = self._packing(mask)
-        marks = F.one_hot(frame_pos, T)  # [B, T]
-        states = self._input(x if packing is None else packing.pack(x), T, packing, marks)
-        given = torch.ones(B, dtype=torch.bool, device=x.device)
-        for j, layer in enumerate(self.layers, start=1):
-            override = None
-            if j == self.parse_layer and self.parser is not None:
-                if heads is None:
-                    raise ValueError(Errors.E154.format(mode="roles"))
-                parse = self.parser(
-                    states,
-                    mask,
-                    heads=heads,
-                    given_rows=given,
-                    dep_labels=False,
-                    packing=packing,
-                    head_scores=False,
-                )
-                override = parse.attention
-            if packing is None:
-                states = layer(states, mask, override_head=override)
-            else:
-                encoder_layer = cast(EncoderLayer, layer)
-                states = encoder_layer.forward_packed(states, mask, packing, override_head=override)
-        if packing is not None:
-            states = packing.unpack(states)
-        if self.top is not None:
-            states, _ = self.top(states, mask)
-        empty = x.new_zeros(B, 0, 0)
-        return LisaTorchOutput(
-            tag_scores=x.new_zeros(B, T, 0),
-            head_scores=empty,
-            dep_scores=x.new_zeros(B, 0, self.n_deps),
-            role_scores=self._roles(states, mask, rows, frame_pos),
-            frame_window=rows,
-            frame_pos=frame_pos,
-            used_heads=None,
-            label_attention=None,
-        )
 
     def _packing(self, mask: Tensor) -> Optional[Packing]:
         """The packing of ``mask`` at prediction (eval mode) when every encoder layer

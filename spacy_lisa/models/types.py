@@ -22,27 +22,43 @@ Index conventions
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Literal, Optional, Tuple
 
 from spacy.tokens import Doc
 from thinc.types import Floats2d, Floats3d, Ints1d, Ints2d
 
+from ..errors import Errors
+
 MASK_VALUE = -1e4
+# positions: sinusoids added to the input, or FLAT relative attention in every layer
+POSITIONS: Tuple[str, ...] = ("absolute", "relative")
+SENSE_HEADS: Tuple[str, ...] = ("shared", "separate", "separate_context")
 
 
 @dataclass(frozen=True)
 class LisaSizes:
-    """The LISA encoder's sizes and position scheme, with their defaults declared once:
-    the ``spacy-lisa.LISA.v1`` builder makes one from its arguments and the torch module
-    takes it, and the component's default model config is written from
-    :data:`LISA_DEFAULTS`, so ``nlp.add_pipe("lisa_srl")`` and a config that leaves a key
-    out build the same model. See ``build_lisa_model`` for what each one means."""
+    """The LISA encoder's sizes and choices, with their defaults and validation declared
+    once: both architectures (``spacy-lisa.LISA.v1``, ``spacy-lisa.PredicateAwareLISA.v1``)
+    take them as keyword arguments and the torch module takes an instance, so
+    ``nlp.add_pipe("lisa_srl")`` and a config that leaves a key out build the same model.
+    The defaults are the encoder of ``configs/lisa_cpu.cfg`` (BENCHMARKS.md, Current
+    models).
 
-    width: int = 128
+    width / depth / n_heads / ffn_width: the self-attention encoder (J = depth layers).
+    dropout: on the input, feed-forward, residual and the MLPs; attention_dropout: on
+    attention probabilities. tag_layer r and parse_layer p (1-based, r < p <= depth): the
+    layers feeding the joint POS/predicate classifier and holding the syntactic head;
+    parse_layer = 0 removes the syntactic head (the paper's SA baseline). parse_dep_width
+    / parse_head_width: sizes of Q_parse (dependent) and K_parse (parent). role_width:
+    predicate/role (and POS/predicate) representation size of the default bilinear role
+    scorer. positions: "absolute" (sinusoids added to the input) or "relative" (FLAT
+    relative attention in every layer). detach_frame_heads and sense_head: below."""
+
+    width: int = 192
     depth: int = 4
     n_heads: int = 8
-    ffn_width: int = 256
+    ffn_width: int = 384
     dropout: float = 0.1
     attention_dropout: float = 0.1
     tag_layer: int = 1
@@ -54,31 +70,39 @@ class LisaSizes:
     # the per-predicate classifiers (roleset, lemma, UPOS) read the encoder's states
     # detached: their losses train them alone, not the encoder the roles share
     detach_frame_heads: bool = False
-    # "separate": the roleset classifier on its own MLP, reading the states detached and
-    # drawing nothing from the model's random stream (SRL as without it); "shared": on
-    # the lemma/UPOS classifiers' MLP (pipelines trained before commit 8e3d5ae, 2026-11-25)
-    sense_head: str = "shared"
-    # "single_pass": one encoding per sentence scores the roles of all its predicates;
-    # "marked": stage 1 (tags, predicates, parse, senses) as single pass, then each
-    # predicate's window is encoded again with the predicate marked (in the tok2vec's
-    # input where the tok2vec can take a mark, and at the LISA encoder's input) and its
-    # roles are scored from that encoding; "marked_upper": the same with the mark at the
-    # LISA encoder's input only (one tok2vec/transformer pass per sentence)
-    predicate_encoding: str = "single_pass"
+    # where the roleset classifier sits: "shared", on the lemma/UPOS classifiers' MLP;
+    # "separate", its own MLP on detached states, drawing nothing from the model's random
+    # stream (the roles are then those of the same model without a sense head);
+    # "separate_context", the same also reading a summary of the predicate's window
+    sense_head: str = "separate_context"
 
+    def __post_init__(self) -> None:
+        sizes = ("width", "depth", "n_heads", "ffn_width", "parse_dep_width", "parse_head_width")
+        for name in (*sizes, "role_width"):
+            self._check(name, getattr(self, name) >= 1, "at least 1")
+        for name in ("dropout", "attention_dropout"):
+            self._check(name, 0.0 <= getattr(self, name) < 1.0, "in [0, 1)")
+        for name, choices in (("positions", POSITIONS), ("sense_head", SENSE_HEADS)):
+            if getattr(self, name) not in choices:
+                raise ValueError(
+                    Errors.E024.format(
+                        value=getattr(self, name), option=name, choices=", ".join(choices)
+                    )
+                )
+        if self.width % self.n_heads != 0:
+            raise ValueError(
+                Errors.E200.format(layer="LISA", width=self.width, n_heads=self.n_heads)
+            )
+        # 1 <= r < p <= J, or p = 0 (no syntactic head: the paper's SA baseline), 1 <= r <= J
+        r, p, depth = self.tag_layer, self.parse_layer, self.depth
+        if not (1 <= r <= depth if p == 0 else 1 <= r < p <= depth):
+            raise ValueError(Errors.E150.format(tag_layer=r, parse_layer=p, depth=depth))
 
-LISA_DEFAULTS: Dict[str, Any] = asdict(LisaSizes())
-# spacy-lisa.LISA.v2 (the component's default model): the encoder of configs/lisa_cpu.cfg,
-# the best measured on EWT (BENCHMARKS.md): wider, and the roleset classifier on its own
-# detached MLP with a summary of the predicate's window (``sense_head``), which cannot
-# change the roles and gave the best sense accuracy. LISA.v1 keeps LISA_DEFAULTS, which
-# pipelines saved before v2 were built with.
-LISA_V2_DEFAULTS: Dict[str, Any] = {
-    **LISA_DEFAULTS,
-    "width": 192,
-    "ffn_width": 384,
-    "sense_head": "separate_context",
-}
+    def _check(self, name: str, ok: bool, constraint: str) -> None:
+        if not ok:
+            value = getattr(self, name)
+            raise ValueError(Errors.E151.format(name=name, value=value, constraint=constraint))
+
 
 # "Which parse", in the words of each layer, kept in one place so that they stay in step:
 # - PARSE_SOURCES, the component's ``parse_source`` option: where the parse its syntactic

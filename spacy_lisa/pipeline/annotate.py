@@ -20,6 +20,7 @@ from .senses import PredicateContext, ptb_upos
 
 if TYPE_CHECKING:
     from .labels import FrameLabelTables
+    from .options import SRLOptions
 
 
 def annotate_group(
@@ -28,10 +29,12 @@ def annotate_group(
     parse_source: str,
     ops: Ops,
     cfg: Dict[str, Any],
+    options: SRLOptions,
     tables: FrameLabelTables,
 ) -> None:
     """Annotate ``docs`` from ``out``, the model's output on them (one predict group:
-    docs that follow one ``parse_source``). Decode every frame of the group at once
+    docs that follow one ``parse_source``), by the labels in ``cfg`` and the component's
+    ``options``. Decode every frame of the group at once
     (log-softmax and Viterbi over one array), then write frames, the parse used, POS
     and attention with array slices per window: no per-token Python in this path."""
     # imported here: spaCy imports every factory module on Language init, keep it light
@@ -63,16 +66,16 @@ def annotate_group(
             win_bounds[frame_win, 1] - win_bounds[frame_win, 0],
             tuple(cfg["labels"]["roles"]),
             offsets=win_bounds[frame_win, 0],
-            decoding=cfg["decoding"],
+            decoding=options.decoding,
             transitions=cfg["transitions"],
             start=cfg["start"],
-            transition_weight=cfg.get("transition_weight", 0.5),
-            unique_core=cfg.get("unique_core_roles", False),
+            transition_weight=options.transition_weight,
+            unique_core=options.unique_core_roles,
         )
     # per window: array slices
     pos_names = np.array([t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object)
     dep_names = np.array(list(deps) or [""], dtype=object)
-    store_attention = attention is not None and cfg["store_attention"]
+    store_attention = attention is not None and options.store_attention
     token_offset = 0
     attn_by_doc: Dict[int, List[List[float]]] = {}
     pos_by_doc: Dict[int, List[str]] = {}
@@ -126,13 +129,13 @@ def annotate_group(
                 "_pos": upos,
             }
         )
-    keep_pos = cfg.get("predicate_pos")
+    keep_pos = options.predicate_pos
     for doc_i, doc in enumerate(docs):
         pos = pos_by_doc.get(doc_i)
         if pos is not None:
             doc._.srl_pos = pos
             doc._.srl_parse = parse_by_doc[doc_i]
-            if cfg["write_pos"] and tag_ids is not None:
+            if options.write_pos and tag_ids is not None:
                 for token, tag in zip(doc, pos, strict=True):
                     if tag and not token.tag_:
                         token.tag_ = tag
@@ -142,12 +145,12 @@ def annotate_group(
             upos = frame.pop("_pos") or ptb_upos(pos[start] if pos else "")
             if keep_pos is None or upos in keep_pos:
                 frames.append(frame)
-        set_srl_frames(doc, frames, spans_key=cfg["spans_key"])
+        set_srl_frames(doc, frames, spans_key=options.spans_key)
         doc._.srl_parse_source = parse_source if has_syntax else None
         if doc_i in attn_by_doc:
             names = [f"head_{h}" for h in range(len(attn_by_doc[doc_i]))]
             doc._.srl_label_attention = {"heads": names, "weights": attn_by_doc[doc_i]}
-        if cfg["overwrite_parse"] and parse_source == "model" and doc._.srl_parse:
+        if options.overwrite_parse and parse_source == "model" and doc._.srl_parse:
             write_parse(doc, doc._.srl_parse["heads"], doc._.srl_parse["deps"])
 
 
@@ -176,9 +179,8 @@ def frame_label_decoder(
     sense_scores = to_host(out.sense_scores)
     lemma_scores = to_host(out.lemma_scores)
     pos_scores = to_host(out.pred_pos_scores)
-    pos_labels = cfg.get("pred_pos_labels") or []
+    pos_labels = cfg["pred_pos_labels"]
     trees, decoder = tables.trees, tables.senses
-    old_rolesets = cfg.get("rolesets") or {}
 
     def labels(
         doc: Doc, f: int, predicate: Tuple[int, int], context: Optional[PredicateContext] = None
@@ -192,15 +194,10 @@ def frame_label_decoder(
             upos = doc[start].pos_
         elif pos_scores is not None and pos_labels:
             upos = pos_labels[int(pos_scores[f].argmax())]
-        if decoder is not None:
-            scores = None if sense_scores is None else sense_scores[f]
-            return lemma, decoder.decode(scores, lemma, context), upos
-        # pipelines saved before the sense classifier: the most frequent roleset of
-        # the predicate's form in training (keyed by the whole predicate's text)
-        roleset = old_rolesets.get(doc[start:end].text.lower()) or old_rolesets.get(
-            doc[start].lower_
-        )
-        return (doc[start].lemma_ or None), roleset, upos
+        if decoder is None:  # trained on data without rolesets
+            return lemma, None, upos
+        scores = None if sense_scores is None else sense_scores[f]
+        return lemma, decoder.decode(scores, lemma, context), upos
 
     return labels
 

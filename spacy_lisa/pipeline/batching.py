@@ -17,6 +17,7 @@ from thinc.types import Ints1d
 from ..alignment import one_to_one
 from ..errors import Errors, Warnings
 from ..models.types import TEACHER_FORCING_MODES, LisaBatch, LisaOutput
+from .options import SRLOptions
 
 
 def ints1d(values: Sequence[int]) -> Ints1d:
@@ -89,7 +90,7 @@ class Windower:
         return bounds
 
 
-def train_batch(examples: Sequence[Example], cfg: Dict[str, Any], windower: Windower) -> LisaBatch:
+def train_batch(examples: Sequence[Example], options: SRLOptions, windower: Windower) -> LisaBatch:
     """The training batch of ``examples``: gold predicates and, where the reference has
     one, the gold parse (for teacher forcing), on the predicted tokens."""
     docs = [eg.predicted for eg in examples]
@@ -98,7 +99,7 @@ def train_batch(examples: Sequence[Example], cfg: Dict[str, Any], windower: Wind
     for eg in examples:
         p2r, r2p = one_to_one(eg)
         ref = eg.reference
-        windows.append(windower(eg.predicted, cfg["max_length"], ref))
+        windows.append(windower(eg.predicted, options.max_length, ref))
         gold_heads = np.full(len(eg.predicted), -1, dtype="i")
         if ref.has_annotation("DEP"):
             any_gold_parse = True
@@ -110,7 +111,7 @@ def train_batch(examples: Sequence[Example], cfg: Dict[str, Any], windower: Wind
             {int(r2p[f.predicate.start]) for f in ref._.srl_frames if r2p[f.predicate.start] >= 0}
         )
         predicates.append(ints1d(preds))
-    mode = TEACHER_FORCING_MODES[cfg["teacher_forcing"]]
+    mode = TEACHER_FORCING_MODES[options.teacher_forcing]
     if not any_gold_parse:
         mode = "argmax"
     return LisaBatch(
@@ -119,7 +120,7 @@ def train_batch(examples: Sequence[Example], cfg: Dict[str, Any], windower: Wind
         heads=heads,
         predicates=predicates,
         parse_mode=mode,
-        gold_parse_prob=cfg["gold_parse_prob"],
+        gold_parse_prob=options.gold_parse_prob,
     )
 
 
@@ -154,13 +155,13 @@ def doc_predicates(doc: Doc) -> Ints1d:
 def predict_batch(
     docs: List[Doc],
     parse_source: str,
-    cfg: Dict[str, Any],
+    options: SRLOptions,
     windows: List[List[Tuple[int, int]]],
 ) -> LisaBatch:
     """The batch of docs that follow one parse source (``"doc"`` or ``"model"``), with
     their encoder windows."""
     predicates = None
-    if cfg["predicate_source"] == "doc":
+    if options.predicate_source == "doc":
         predicates = [doc_predicates(d) for d in docs]
     if parse_source == "doc":
         return LisaBatch(
@@ -172,7 +173,7 @@ def predict_batch(
             dep_labels=False,  # the doc's own labels are written (annotate_group)
         )
     return LisaBatch(
-        docs=docs, windows=windows, predicates=predicates, parse_mode=cfg["model_parse"]
+        docs=docs, windows=windows, predicates=predicates, parse_mode=options.model_parse
     )
 
 
@@ -186,33 +187,33 @@ class PredictGroup:
 
 
 def predict_groups(
-    docs: List[Doc], model: Model, cfg: Dict[str, Any], windower: Windower
+    docs: List[Doc], model: Model, options: SRLOptions, windower: Windower
 ) -> List[PredictGroup]:
     """The model's output on ``docs``, grouped by the parse they follow and cut into
     calls of similar window lengths (:func:`length_chunks`); empty docs are in none."""
-    windows = prediction_windows(docs, cfg, windower)
+    windows = prediction_windows(docs, options, windower)
     by_source: Dict[str, List[int]] = defaultdict(list)
     for i in windows:
-        by_source[resolve_parse_source(docs[i], cfg["parse_source"])].append(i)
+        by_source[resolve_parse_source(docs[i], options.parse_source)].append(i)
     groups = []
     for source, source_indices in by_source.items():
         for indices in length_chunks(source_indices, windows):
             batch = predict_batch(
-                [docs[i] for i in indices], source, cfg, [windows[i] for i in indices]
+                [docs[i] for i in indices], source, options, [windows[i] for i in indices]
             )
-            groups.append(PredictGroup(indices, _predict(batch, model, cfg, source), source))
+            groups.append(PredictGroup(indices, _predict(batch, model, options, source), source))
     return groups
 
 
 def prediction_windows(
-    docs: List[Doc], cfg: Dict[str, Any], windower: Windower
+    docs: List[Doc], options: SRLOptions, windower: Windower
 ) -> Dict[int, List[Tuple[int, int]]]:
     """Encoder windows of every non-empty doc, by index (docs without sentence boundaries
     are split by rule)."""
     windows: Dict[int, List[Tuple[int, int]]] = {}
     for i, doc in enumerate(docs):  # a loop: a comprehension's frame would shift stacklevel
         if len(doc):
-            windows[i] = windower(doc, cfg["max_length"], segment=True)
+            windows[i] = windower(doc, options.max_length, segment=True)
     return windows
 
 
@@ -253,9 +254,9 @@ def length_chunks(
     return chunks
 
 
-def _predict(batch: LisaBatch, model: Model, cfg: Dict[str, Any], source: str) -> LisaOutput:
+def _predict(batch: LisaBatch, model: Model, options: SRLOptions, source: str) -> LisaOutput:
     output = model.predict(batch)
-    if source == "model" and cfg["overwrite_parse"] and output.used_heads is not None:
+    if source == "model" and options.overwrite_parse and output.used_heads is not None:
         # decode the own parse as a tree, then let the model follow that tree, so
         # the tree written to the doc, the labels scored for it and the parse the
         # roles followed are one and the same

@@ -154,7 +154,9 @@ def decode_frames(
             return greedy_paths(lp, ln)
 
     else:
-        raise ValueError(Errors.E251.format(what="decoding", message=f"unknown: {decoding!r}"))
+        raise ValueError(
+            Errors.E024.format(value=decoding, option="decoding", choices="viterbi, greedy")
+        )
     sizes = np.asarray(lengths, dtype=np.int64).reshape(-1)
     paths = decode(log_probs, sizes)
     if unique_core:

@@ -3,7 +3,7 @@ cfg, and set as the model's output dimensions."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -42,7 +42,6 @@ def collect_label_data(
     frame_labels = FrameLabelCollector(strings)
     tags: set = set()
     deps: set = set()
-    roleset_counts: Dict[str, Counter] = defaultdict(Counter)
     sequences: List[List[str]] = []
     role_counts: Counter = Counter()
     n_annotated = 0
@@ -67,8 +66,6 @@ def collect_label_data(
             bio, _ = spans_to_bio(len(sent), spans, predicate=pred)
             role_counts.update(bio)
             sequences.append(bio)
-            if frame.roleset:
-                roleset_counts[frame.predicate.text.lower()][frame.roleset] += 1
             frame_labels.add(frame)
     if n_annotated == 0:
         return None
@@ -81,30 +78,54 @@ def collect_label_data(
         "labels": {"roles": role_list, "tags": sorted(tags), "deps": sorted(deps)},
         "transitions": transitions.tolist(),
         "start": start.tolist(),
-        # the most frequent roleset per predicate form: used only by pipelines saved
-        # before the sense classifier (kept for label_data compatibility)
-        "rolesets": {w: c.most_common(1)[0][0] for w, c in roleset_counts.items()},
         **frame_labels.label_data(min_tree_freq=MIN_LEMMA_TREE_FREQ),
         # token counts per BIO role: the LAN decoder starts from their log prior
         "role_counts": dict(role_counts),
     }
 
 
+# what initialize() learns from the data and the component keeps in its cfg (saved)
+LABEL_DATA_KEYS = (
+    "labels",
+    "transitions",
+    "start",
+    "role_counts",
+    "senses",
+    "sense_candidates",
+    "lemma_trees",
+    "pred_pos_labels",
+)
+
+
+def empty_label_data() -> Dict[str, Any]:
+    """The cfg of a component that has not been initialised."""
+    return {
+        "labels": {"roles": [], "tags": [], "deps": []},
+        "transitions": None,
+        "start": None,
+        "role_counts": {},
+        "senses": [],
+        "sense_candidates": {},
+        "lemma_trees": [],
+        "pred_pos_labels": [],
+    }
+
+
 def store_label_data(
     cfg: Dict[str, Any], labels: Dict[str, Any], propbank_frames: Optional[str] = None
 ) -> None:
-    """Put label data (as :func:`collect_label_data` returns it) into the component's
-    cfg; ``propbank_frames``: a directory of frame files whose rolesets extend each
-    lemma's candidates."""
-    cfg["labels"] = {k: list(v) for k, v in labels["labels"].items()}
-    cfg["transitions"] = labels.get("transitions")
-    cfg["start"] = labels.get("start")
-    cfg["rolesets"] = dict(labels.get("rolesets") or {})
-    cfg["role_counts"] = dict(labels.get("role_counts") or {})
-    cfg["senses"] = list(labels.get("senses") or [])
-    cfg["sense_candidates"] = dict(labels.get("sense_candidates") or {})
-    cfg["lemma_trees"] = [list(p) for p in labels.get("lemma_trees") or []]
-    cfg["pred_pos_labels"] = list(labels.get("pred_pos_labels") or [])
+    """Put label data (as :func:`collect_label_data` returns it, or ``spacy init labels``
+    saved it; parts left out are empty) into the component's cfg. ``propbank_frames``: a
+    directory of frame files whose rolesets extend each lemma's candidates."""
+    given = {**empty_label_data(), **{k: v for k, v in labels.items() if v is not None}}
+    cfg["labels"] = {k: list(v) for k, v in given["labels"].items()}
+    cfg["transitions"] = given["transitions"]
+    cfg["start"] = given["start"]
+    cfg["role_counts"] = dict(given["role_counts"])
+    cfg["senses"] = list(given["senses"])
+    cfg["sense_candidates"] = dict(given["sense_candidates"])
+    cfg["lemma_trees"] = [list(p) for p in given["lemma_trees"]]
+    cfg["pred_pos_labels"] = list(given["pred_pos_labels"])
     if propbank_frames is not None:
         from .senses import add_frame_file_candidates
 
@@ -113,17 +134,7 @@ def store_label_data(
 
 def label_data(cfg: Dict[str, Any]) -> Dict[str, Any]:
     """The label data in the component's cfg, in the form :func:`store_label_data` takes."""
-    return {
-        "labels": cfg["labels"],
-        "transitions": cfg["transitions"],
-        "start": cfg["start"],
-        "rolesets": cfg["rolesets"],
-        "role_counts": cfg.get("role_counts") or {},
-        "senses": cfg.get("senses") or [],
-        "sense_candidates": cfg.get("sense_candidates") or {},
-        "lemma_trees": cfg.get("lemma_trees") or [],
-        "pred_pos_labels": cfg.get("pred_pos_labels") or [],
-    }
+    return {key: cfg[key] for key in LABEL_DATA_KEYS}
 
 
 def set_label_dims(model: Model, cfg: Dict[str, Any]) -> None:
@@ -137,7 +148,7 @@ def set_label_dims(model: Model, cfg: Dict[str, Any]) -> None:
         ("n_lemmas", "lemma_trees"),
         ("n_pred_pos", "pred_pos_labels"),
     ):
-        n = len(cfg.get(key) or [])
+        n = len(cfg[key])
         if n and model.maybe_get_dim(dim) in (None, n):
             model.set_dim(dim, n, force=True)
     model.attrs["predicate_tags"] = [
@@ -173,7 +184,7 @@ def frame_label_tables(
     values it was built from (loading or initialising replaces them), else rebuilt.
     Built per batch, the sense decoder's per-lemma index arrays cost ~6% of prediction
     (2026-11-23, 0.1.0 at commit 20d0a95)."""
-    source = (cfg.get("lemma_trees"), cfg.get("senses"), cfg.get("sense_candidates"))
+    source = (cfg["lemma_trees"], cfg["senses"], cfg["sense_candidates"])
     if cached is not None and all(a is b for a, b in zip(cached.source, source, strict=True)):
         return cached
     from .senses import LemmaTrees, SenseDecoder
@@ -191,7 +202,7 @@ def ensure_model_built(model: Model, cfg: Dict[str, Any]) -> None:
     weights (the serialisation trap of lazily built layers)."""
     from ..models.lisa import ensure_built
 
-    dims = cfg.get("model_dims")
+    dims = cfg["model_dims"]
     if not dims:
         raise ValueError(Errors.E025)
     set_label_dims(model, cfg)

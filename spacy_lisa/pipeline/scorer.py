@@ -297,17 +297,12 @@ def score_srl(
 
 
 @spacy.registry.scorers("spacy-lisa.srl_scorer.v1")
-def make_srl_scorer() -> Callable[..., Dict[str, Any]]:
-    """The scorer of the ``lisa_srl`` component (``score_srl``, strict convention)."""
-    return score_srl
-
-
-@spacy.registry.scorers("spacy-lisa.srl_scorer.v2")
-def make_srl_scorer_v2(convention: str = STRICT) -> Callable[..., Dict[str, Any]]:
-    """``score_srl`` in the given convention: ``"strict"`` (the arguments of spurious
-    predicted predicates are false positives) or ``"official"`` (srl-eval.pl's)."""
+def make_srl_scorer(convention: str = STRICT) -> Callable[..., Dict[str, Any]]:
+    """The scorer of the ``lisa_srl`` component: ``score_srl`` in the given convention,
+    ``"strict"`` (the arguments of spurious predicted predicates are false positives) or
+    ``"official"`` (srl-eval.pl's)."""
     _check_convention(convention)
-    return partial(score_srl, convention=convention)
+    return score_srl if convention == STRICT else partial(score_srl, convention=convention)
 
 
 # the names other modules take from here (the counts and the official convention live
@@ -323,7 +318,6 @@ __all__ = [
     "join_continuations",
     "lemma_mfs",
     "make_srl_scorer",
-    "make_srl_scorer_v2",
     "props_rows",
     "score_srl",
 ]

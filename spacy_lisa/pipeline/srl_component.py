@@ -14,11 +14,10 @@ The torch model is in :mod:`spacy_lisa.models`. This module is the factory and t
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -34,21 +33,14 @@ from thinc.api import Config, Model, set_dropout_rate
 from ..errors import Errors
 from ..frames import has_srl_annotation, install_extensions, set_srl_frames
 from ..models.lisa import FRAME_DIMS
-from ..models.types import (
-    LISA_V2_DEFAULTS,
-    OWN_PARSE_MODES,
-    PARSE_SOURCES,
-    TEACHER_FORCING_MODES,
-    LisaBatch,
-    LisaOutput,
-    LisaTargets,
-    LossWeights,
-)
+from ..models.types import LisaBatch, LisaOutput, LisaSizes, LisaTargets
+from ..signatures import with_fields_as_parameters
 from .annotate import annotate_group
 from .batching import PredictGroup, Windower, predict_groups, train_batch
 from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
 from .labels import (
     collect_label_data,
+    empty_label_data,
     ensure_model_built,
     frame_label_tables,
     init_role_prior,
@@ -57,58 +49,22 @@ from .labels import (
     set_label_dims,
     store_label_data,
 )
+from .options import SRLOptions
 from .targets import gold_targets
 
 if TYPE_CHECKING:
     from .labels import FrameLabelTables
 
-# the factory's options (everything in its config but the model and the scorer): kept in
-# cfg and saved with it, but at load the pipeline's config (config.cfg, with any
-# spacy.load(config=...) overrides) decides them, so the two always agree
-OPTIONS = (
-    "parse_source",
-    "model_parse",
-    "overwrite_parse",
-    "predicate_source",
-    "decoding",
-    "transition_weight",
-    "unique_core_roles",
-    "write_pos",
-    "max_length",
-    "teacher_forcing",
-    "gold_parse_prob",
-    "loss_weights",
-    "store_attention",
-    "spans_key",
-    "predicate_pos",
-    "sense_loss",
-)
-PREDICATE_SOURCES = ("model", "doc")
-DECODINGS = ("viterbi", "greedy")
-SENSE_LOSSES = ("all", "candidates")
-TEACHER_FORCING = tuple(TEACHER_FORCING_MODES)
-DEFAULT_LOSS_WEIGHTS = {
-    "role": 1.0,
-    "tag": 1.0,
-    "head": 1.0,
-    "dep": 1.0,
-    "sense": 1.0,
-    "lemma": 1.0,
-    "predicate_pos": 1.0,
-    # share of the role/tag terms learned from a teacher's distributions stored in the
-    # training data (pipeline/teacher.py); 0: none
-    "teacher": 0.0,
-}
-
 default_model_config = """
 [model]
-@architectures = "spacy-lisa.LISA.v2"
+@architectures = "spacy-lisa.LISA.v1"
 """
-# the encoder sizes come from LISA_V2_DEFAULTS (declared once, see models/types.py); the
-# tok2vec is configs/lisa_cpu.cfg's, without its static vectors (they need a vectors
-# table: vectors = "path" in [model.tok2vec.embed], as the config does)
+# the encoder sizes are the architecture's defaults (LisaSizes, models/types.py), written
+# out so that the filled config shows them; the tok2vec is configs/lisa_cpu.cfg's,
+# without its static vectors (they need a vectors table: vectors = "path" in
+# [model.tok2vec.embed], as the config does)
 default_model_config += "".join(
-    f"{key} = {json.dumps(value)}\n" for key, value in LISA_V2_DEFAULTS.items()
+    f"{key} = {json.dumps(value)}\n" for key, value in asdict(LisaSizes()).items()
 )
 default_model_config += """
 [model.tok2vec]
@@ -149,27 +105,7 @@ DEFAULT_LISA_MODEL = Config().from_str(default_model_config)["model"]
     requires=["doc.sents", "token.head", "token.dep"],
     default_config={
         "model": DEFAULT_LISA_MODEL,
-        "parse_source": "auto",
-        "model_parse": "argmax",
-        "overwrite_parse": False,
-        "predicate_source": "model",
-        "decoding": "viterbi",
-        # chosen on EWT *train* sentences for lisa_cpu (benchmarks/transition_weight_sweep.py):
-        # the per-token scores already carry each label's prior
-        "transition_weight": 0.25,
-        # PropBank's numbered arguments occur once per frame (BENCHMARKS.md, Decoding)
-        "unique_core_roles": True,
-        "write_pos": False,
-        "max_length": 128,
-        "teacher_forcing": "gold",
-        "gold_parse_prob": 0.5,
-        "loss_weights": dict(DEFAULT_LOSS_WEIGHTS),
-        "store_attention": False,
-        "predicate_pos": None,
-        # the roleset softmax over the gold lemma's candidates, the set decoding chooses
-        # from (better sense accuracy than over all rolesets, BENCHMARKS.md)
-        "sense_loss": "candidates",
-        "spans_key": "srl",
+        **SRLOptions().to_config(),
         "scorer": {"@scorers": "spacy-lisa.srl_scorer.v1"},
     },
     default_score_weights={
@@ -183,52 +119,17 @@ DEFAULT_LISA_MODEL = Config().from_str(default_model_config)["model"]
         "srl_sense_acc": 0.0,
     },
 )
+@with_fields_as_parameters(SRLOptions, defaults=False)
 def make_lisa_srl(
     nlp: Language,
     name: str,
     model: Model[LisaBatch, LisaOutput],
     *,
-    parse_source: str,
-    model_parse: str,
-    overwrite_parse: bool,
-    predicate_source: str,
-    decoding: str,
-    transition_weight: float,
-    write_pos: bool,
-    max_length: int,
-    teacher_forcing: str,
-    gold_parse_prob: float,
-    loss_weights: Dict[str, float],
-    store_attention: bool,
-    spans_key: str,
     scorer: Optional[Callable],
-    predicate_pos: Optional[List[str]] = None,
-    sense_loss: str = "candidates",
-    unique_core_roles: bool = True,
+    **options: Any,
 ) -> LisaSRL:
-    """Create a ``lisa_srl`` component (see :class:`LisaSRL` for the options)."""
-    return LisaSRL(
-        nlp.vocab,
-        model,
-        name,
-        parse_source=parse_source,
-        model_parse=model_parse,
-        overwrite_parse=overwrite_parse,
-        predicate_source=predicate_source,
-        decoding=decoding,
-        transition_weight=transition_weight,
-        write_pos=write_pos,
-        max_length=max_length,
-        teacher_forcing=teacher_forcing,
-        gold_parse_prob=gold_parse_prob,
-        loss_weights=loss_weights,
-        store_attention=store_attention,
-        spans_key=spans_key,
-        scorer=scorer,
-        predicate_pos=predicate_pos,
-        sense_loss=sense_loss,
-        unique_core_roles=unique_core_roles,
-    )
+    """Create a ``lisa_srl`` component: ``options`` are :class:`SRLOptions`' fields."""
+    return LisaSRL(nlp.vocab, model, name, scorer=scorer, **options)
 
 
 def _single_threaded_in_worker(owner_pid: int) -> None:
@@ -245,27 +146,16 @@ def _single_threaded_in_worker(owner_pid: int) -> None:
             torch.set_num_threads(1)
 
 
-def _check_loss_weights(weights: Optional[Dict[str, float]]) -> Dict[str, float]:
-    """The loss weights with defaults filled in; a misspelt key fails here, at
-    construction, not at the first update."""
-    weights = dict(weights or {})
-    unknown = sorted(set(weights) - set(DEFAULT_LOSS_WEIGHTS))
-    bad = [
-        k
-        for k, v in weights.items()
-        if not isinstance(v, (int, float)) or v < 0 or (k == "teacher" and v > 1)
-    ]
-    if unknown or bad:
-        raise ValueError(
-            Errors.E027.format(keys=unknown or bad, choices=", ".join(DEFAULT_LOSS_WEIGHTS))
-        )
-    return {**DEFAULT_LOSS_WEIGHTS, **{k: float(v) for k, v in weights.items()}}
+def _option(name: str) -> property:
+    """An attribute that reads and sets one option (validated on setting)."""
 
+    def get(self: LisaSRL) -> Any:
+        return getattr(self.options, name)
 
-def _check_choice(option: str, value: str, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise ValueError(Errors.E024.format(value=value, option=option, choices=", ".join(choices)))
-    return value
+    def set_(self: LisaSRL, value: Any) -> None:
+        self.options = self.options.replace(**{name: value})
+
+    return property(get, set_, doc=f"The ``{name}`` option (see :class:`SRLOptions`).")
 
 
 @dataclass
@@ -278,37 +168,13 @@ class LisaPrediction:
 class LisaSRL(TrainablePipe):
     """Semantic role labeller with a syntactically-informed self-attention encoder.
 
-    Options (all keyword-only, all saved with the pipeline):
-
-    - ``parse_source``: ``"auto"`` (the doc's parse when ``doc.has_annotation("DEP")``,
-      else the model's own), ``"model"``, or ``"doc"`` (error E022 if a doc has none).
-    - ``model_parse``: how the model's own parse feeds later layers: ``"argmax"``
-      (one-hot on its best head, matching teacher-forced training) or ``"soft"``.
-    - ``overwrite_parse``: write the model's own parse to ``token.head``/``token.dep_``,
-      decoded as a maximum spanning tree (always a well-formed tree per window).
-    - ``predicate_source``: ``"model"`` (predicted) or ``"doc"`` (``doc._.srl_predicates``,
-      a list of token indices, Tokens or Spans set before the component runs).
-    - ``decoding``: ``"viterbi"`` (hard BIO constraints + transition scores from the
-      training data) or ``"greedy"``.
-    - ``transition_weight``: scale of the transition log-probabilities against the
-      model's per-token log-probabilities in Viterbi decoding. The per-token scores are
-      posteriors that already hold each tag's prior, so full-weight transitions count it
-      twice and cost recall (BENCHMARKS.md, Decoding).
-    - ``unique_core_roles``: decode no frame with a numbered argument (``ARG0``-``ARG5``,
-      ``ARGA``) in two spans; frames whose best path has one are decoded again without
-      it where it scores lower (:func:`spacy_lisa.pipeline.decoding.unique_core_roles`).
-    - ``write_pos``: set ``token.tag_`` from the joint POS/predicate classifier where empty.
-    - ``max_length``: longest window (tokens) the encoder sees; longer sentences are split
-      into windows (warning W001, once), attention and parse do not cross them.
-    - ``teacher_forcing``: parse fed to the layers above the syntactic head in training:
-      ``"gold"`` (the paper's default), ``"predicted"`` (the model's own argmax) or
-      ``"scheduled"`` (gold with probability ``gold_parse_prob`` per sentence).
-    - ``loss_weights``: ``role``, ``tag``, ``head`` (λ1) and ``dep`` (λ2) of eq. 7.
-    - ``sense_loss``: the roleset classifier's softmax in training: over ``"all"`` the
-      rolesets seen in training, or over the ``"candidates"`` of the gold roleset's lemma,
-      the set decoding chooses from.
-    - ``store_attention``: store the Label Attention Layer's per-head attention on
-      ``doc._.srl_label_attention`` (only with a LAL top layer).
+    The options (keyword-only) are :class:`~.options.SRLOptions`' fields; they live in
+    ``self.options``. They come from the pipeline's config (config.cfg, with any
+    ``spacy.load(config=...)`` overrides), as the factory's arguments. ``self.cfg`` holds
+    what :meth:`initialize` learns from the data, saved with the pipeline.
+    ``parse_source``, ``predicate_source``, ``decoding`` and ``overwrite_parse`` can be
+    switched on a loaded pipeline (``spacy-lisa evaluate`` does); to keep such a change,
+    change the config.
     """
 
     def __init__(
@@ -317,23 +183,8 @@ class LisaSRL(TrainablePipe):
         model: Model[LisaBatch, LisaOutput],
         name: str = "lisa_srl",
         *,
-        parse_source: str = "auto",
-        model_parse: str = "argmax",
-        overwrite_parse: bool = False,
-        predicate_source: str = "model",
-        decoding: str = "viterbi",
-        transition_weight: float = 0.25,
-        write_pos: bool = False,
-        max_length: int = 128,
-        teacher_forcing: str = "gold",
-        gold_parse_prob: float = 0.5,
-        loss_weights: Optional[Dict[str, float]] = None,
-        store_attention: bool = False,
-        spans_key: str = "srl",
         scorer: Optional[Callable] = None,
-        predicate_pos: Optional[Sequence[str]] = None,
-        sense_loss: str = "candidates",
-        unique_core_roles: bool = True,
+        **options: Any,
     ) -> None:
         install_extensions()
         self._owner_pid = os.getpid()
@@ -343,79 +194,15 @@ class LisaSRL(TrainablePipe):
         self.model = model
         self.name = name
         self.scorer = scorer
-        if max_length < 1:
-            raise ValueError(
-                Errors.E024.format(value=max_length, option="max_length", choices="an integer >= 1")
-            )
-        self.cfg: Dict[str, Any] = {
-            "labels": {"roles": [], "tags": [], "deps": []},
-            "transitions": None,
-            "start": None,
-            "rolesets": {},
-            "model_dims": None,
-            "parse_source": _check_choice("parse_source", parse_source, PARSE_SOURCES),
-            "model_parse": _check_choice("model_parse", model_parse, OWN_PARSE_MODES),
-            "overwrite_parse": bool(overwrite_parse),
-            "predicate_source": _check_choice(
-                "predicate_source", predicate_source, PREDICATE_SOURCES
-            ),
-            "decoding": _check_choice("decoding", decoding, DECODINGS),
-            "transition_weight": float(transition_weight),
-            "unique_core_roles": bool(unique_core_roles),
-            "write_pos": bool(write_pos),
-            "max_length": int(max_length),
-            "teacher_forcing": _check_choice("teacher_forcing", teacher_forcing, TEACHER_FORCING),
-            "gold_parse_prob": float(gold_parse_prob),
-            "loss_weights": _check_loss_weights(loss_weights),
-            "store_attention": bool(store_attention),
-            "spans_key": spans_key,
-            "predicate_pos": None if predicate_pos is None else [str(p) for p in predicate_pos],
-            "sense_loss": _check_choice("sense_loss", sense_loss, SENSE_LOSSES),
-            # per-predicate classifiers (filled by initialize; empty in older pipelines)
-            "senses": [],
-            "sense_candidates": {},
-            "lemma_trees": [],
-            "pred_pos_labels": [],
-        }
-        # the options as the config gave them: what is saved, and what loading restores
-        self._config_options = copy.deepcopy({key: self.cfg[key] for key in OPTIONS})
+        self.options = SRLOptions(**options)
+        self.cfg: Dict[str, Any] = {**empty_label_data(), "model_dims": None}
         self._windower = Windower()  # remembers its warnings: W001 and W003 once
         self._tables: Optional[FrameLabelTables] = None  # built from cfg on first use
 
-    # ---------------------------------------------------------------- options ----------
-    # Options are plain attributes backed by cfg, so `spacy-lisa evaluate` (or a user) can
-    # switch e.g. the parse source of a loaded pipeline and it is saved with it.
-    @property
-    def parse_source(self) -> str:
-        return self.cfg["parse_source"]
-
-    @parse_source.setter
-    def parse_source(self, value: str) -> None:
-        self.cfg["parse_source"] = _check_choice("parse_source", value, PARSE_SOURCES)
-
-    @property
-    def predicate_source(self) -> str:
-        return self.cfg["predicate_source"]
-
-    @predicate_source.setter
-    def predicate_source(self, value: str) -> None:
-        self.cfg["predicate_source"] = _check_choice("predicate_source", value, PREDICATE_SOURCES)
-
-    @property
-    def decoding(self) -> str:
-        return self.cfg["decoding"]
-
-    @decoding.setter
-    def decoding(self, value: str) -> None:
-        self.cfg["decoding"] = _check_choice("decoding", value, DECODINGS)
-
-    @property
-    def overwrite_parse(self) -> bool:
-        return self.cfg["overwrite_parse"]
-
-    @overwrite_parse.setter
-    def overwrite_parse(self, value: bool) -> None:
-        self.cfg["overwrite_parse"] = bool(value)
+    parse_source = _option("parse_source")
+    predicate_source = _option("predicate_source")
+    decoding = _option("decoding")
+    overwrite_parse = _option("overwrite_parse")
 
     # ---------------------------------------------------------------- labels -----------
     @property
@@ -442,10 +229,7 @@ class LisaSRL(TrainablePipe):
         return label_data(self.cfg)
 
     def add_label(self, label: str) -> int:
-        raise NotImplementedError(
-            "lisa_srl collects its labels from the training data in initialize(); "
-            "pass label_data as `labels` to initialize() to fix them in advance."
-        )
+        raise NotImplementedError(Errors.E032)
 
     @property
     def is_initialized(self) -> bool:
@@ -496,7 +280,7 @@ class LisaSRL(TrainablePipe):
         docs = list(docs)
         if docs:
             self._check_vocab_vectors(docs[0].vocab)
-        return LisaPrediction(predict_groups(docs, self.model, self.cfg, self._windower))
+        return LisaPrediction(predict_groups(docs, self.model, self.options, self._windower))
 
     def _check_vocab_vectors(self, vocab: Vocab) -> None:
         """A model that reads the shared ``vocab.vectors`` (spaCy's ``StaticVectors``)
@@ -517,16 +301,18 @@ class LisaSRL(TrainablePipe):
         docs = list(docs)
         for doc in docs:
             if len(doc) == 0:
-                set_srl_frames(doc, [], spans_key=self.cfg["spans_key"])
+                set_srl_frames(doc, [], spans_key=self.options.spans_key)
                 doc._.srl_parse_source = None
         ops, tables = self.model.ops, self._frame_label_tables()
         for group in scores.groups:
             group_docs = [docs[i] for i in group.doc_indices]
-            annotate_group(group_docs, group.output, group.parse_source, ops, self.cfg, tables)
+            annotate_group(
+                group_docs, group.output, group.parse_source, ops, self.cfg, self.options, tables
+            )
 
     # ---------------------------------------------------------------- training ---------
     def _train_batch(self, examples: Sequence[Example]) -> LisaBatch:
-        return train_batch(examples, self.cfg, self._windower)
+        return train_batch(examples, self.options, self._windower)
 
     def update(
         self,
@@ -562,12 +348,13 @@ class LisaSRL(TrainablePipe):
         from ..models.loss import lisa_loss
 
         targets = self._targets(list(examples), scores)
-        weights = LossWeights(**self.cfg["loss_weights"])
-        return lisa_loss(self.model.ops, scores, targets, weights)
+        return lisa_loss(self.model.ops, scores, targets, self.options.loss_weights)
 
     def _targets(self, examples: List[Example], output: LisaOutput) -> LisaTargets:
         tables = self._frame_label_tables()
-        return gold_targets(examples, output, self.model.ops, self.cfg, tables, self.masked_gold)
+        return gold_targets(
+            examples, output, self.model.ops, self.cfg, self.options, tables, self.masked_gold
+        )
 
     def _frame_label_tables(self) -> FrameLabelTables:
         """Lemma classes and sense decoder, built from cfg once (see FrameLabelTables)."""
@@ -575,22 +362,11 @@ class LisaSRL(TrainablePipe):
         return self._tables
 
     # ---------------------------------------------------------------- serialisation ----
-    # The options in cfg are saved as the config gave them (not as set on the running
-    # component) and restored from the config at load: the saved config.cfg (with any
-    # spacy.load(config=...) overrides) is what a loaded pipeline runs. To keep a changed
-    # option, change the config: spacy.load(path, config={"components": {"lisa_srl":
-    # {...}}}), then nlp.to_disk.
-    def _saved_cfg(self) -> Dict[str, Any]:
-        return {**self.cfg, **copy.deepcopy(self._config_options)}
-
-    def _load_cfg(self, saved: Dict[str, Any]) -> None:
-        self.cfg.update(saved)
-        self.cfg.update(copy.deepcopy(self._config_options))
-
+    # cfg (what initialize learned) is saved; the options are the config's (config.cfg)
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         self._validate_serialization_attrs()
         serialize: Dict[str, Callable[[], Any]] = {
-            "cfg": lambda: srsly.json_dumps(self._saved_cfg()),
+            "cfg": lambda: srsly.json_dumps(self.cfg),
             "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
             "model": self.model.to_bytes,
         }
@@ -599,7 +375,7 @@ class LisaSRL(TrainablePipe):
     def to_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> None:
         self._validate_serialization_attrs()
         serialize: Dict[str, Callable[[Any], Any]] = {
-            "cfg": lambda p: srsly.write_json(p, self._saved_cfg()),
+            "cfg": lambda p: srsly.write_json(p, self.cfg),
             "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
             "model": lambda p: self.model.to_disk(p),
         }
@@ -609,7 +385,7 @@ class LisaSRL(TrainablePipe):
         self._validate_serialization_attrs()
         msg = srsly.msgpack_loads(bytes_data)
         if "cfg" not in exclude and "cfg" in msg:
-            self._load_cfg(srsly.json_loads(msg["cfg"]))
+            self.cfg.update(srsly.json_loads(msg["cfg"]))
         if "vocab" not in exclude and "vocab" in msg:
             self.vocab.from_bytes(msg["vocab"], exclude=exclude)
         if "model" not in exclude and "model" in msg:
@@ -626,7 +402,7 @@ class LisaSRL(TrainablePipe):
                 self.model.from_bytes(file_.read())
 
         deserialize: Dict[str, Callable[[Any], Any]] = {
-            "cfg": lambda p: self._load_cfg(srsly.read_json(p)),
+            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "model": load_model,
         }

@@ -22,6 +22,7 @@ from .teacher import soft_targets
 
 if TYPE_CHECKING:
     from .labels import FrameLabelTables
+    from .options import SRLOptions
     from .senses import LemmaTrees, SenseDecoder
 
 logger = logging.getLogger("spacy_lisa")
@@ -32,12 +33,13 @@ def gold_targets(
     output: LisaOutput,
     ops: Ops,
     cfg: Dict[str, Any],
+    options: SRLOptions,
     tables: FrameLabelTables,
     masked: Optional[Counter] = None,
 ) -> LisaTargets:
     """Targets of the windows and frames of ``output`` (the model's output on the
-    examples' predicted docs) from the examples' gold, by the labels in ``cfg`` and the
-    component's lemma classes and rolesets per lemma (``tables``).
+    examples' predicted docs) from the examples' gold, by the labels in ``cfg``, the
+    component's options and its lemma classes and rolesets per lemma (``tables``).
 
     Gold that cannot be a target is masked and counted in ``masked`` by reason, never
     dropped silently: ``predicate_not_aligned`` (the gold predicate's first token has no
@@ -46,22 +48,7 @@ def gold_targets(
     a split token: the frame's roles are masked), ``role_not_taggable`` (a role BIO cannot
     hold: overlapping another role or the predicate, or outside the window)."""
     masked = Counter() if masked is None else masked
-    before = set(masked)
-    targets = _gold_targets(examples, output, ops, cfg, tables, masked)
-    new = [reason for reason in masked if reason not in before]
-    if new:  # once per reason: the counts keep growing in the component's masked_gold
-        logger.warning(Warnings.W004.format(reasons=", ".join(new), counts=dict(masked)))
-    return targets
-
-
-def _gold_targets(
-    examples: List[Example],
-    output: LisaOutput,
-    ops: Ops,
-    cfg: Dict[str, Any],
-    tables: FrameLabelTables,
-    masked: Counter,
-) -> LisaTargets:
+    reasons_before = set(masked)
     labels = cfg["labels"]
     role_index = {label: i for i, label in enumerate(labels["roles"])}
     tag_index = {label: i for i, label in enumerate(labels["tags"])}
@@ -131,13 +118,16 @@ def _gold_targets(
     senses, lemmas, pred_pos = frame_targets(frames_idx, gold_frames, cfg, tables.trees)
     sense_allowed = None
     decoder = tables.senses
-    if senses is not None and decoder is not None and cfg.get("sense_loss") == "candidates":
+    if senses is not None and decoder is not None and options.sense_loss == "candidates":
         sense_allowed = ops.xp.asarray(
             sense_candidate_mask(frames_idx, gold_frames, senses, decoder)
         )
     role_soft = tag_soft = None
-    if cfg["loss_weights"].get("teacher", 0.0) > 0:  # distillation: a teacher's targets too
+    if options.loss_weights.teacher > 0:  # distillation: a teacher's targets too
         role_soft, tag_soft = soft_targets(examples, output, ops, cfg)
+    new = [reason for reason in masked if reason not in reasons_before]
+    if new:  # once per reason: the counts keep growing in the component's masked_gold
+        logger.warning(Warnings.W004.format(reasons=", ".join(new), counts=dict(masked)))
     return LisaTargets(
         tags=ops.asarray1i(ints1d(tags)),
         heads=ops.asarray2i(cast(Ints2d, heads)),
@@ -200,8 +190,8 @@ def frame_targets(
     (-1: no gold frame there, or a class the model does not have)."""
     from .senses import gold_lemma
 
-    sense_index = {s: i for i, s in enumerate(cfg.get("senses") or [])}
-    pos_index = {p: i for i, p in enumerate(cfg.get("pred_pos_labels") or [])}
+    sense_index = {s: i for i, s in enumerate(cfg["senses"])}
+    pos_index = {p: i for i, p in enumerate(cfg["pred_pos_labels"])}
     senses, lemmas, pos = [], [], []
     for s, p in frames_idx:
         frame = gold_frames.get((int(s), int(p)))

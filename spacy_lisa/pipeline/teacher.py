@@ -17,32 +17,43 @@ student's windows and frames, mapping labels by name.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple, cast
 
 import numpy as np
 from spacy.training import Example
-from thinc.api import Ops
+from thinc.api import Model, Ops
 from thinc.types import Floats2d, Floats3d
 
 from ..alignment import one_to_one
+from ..errors import Errors
 from ..models.types import LisaOutput
 from .batching import Windower, train_batch
+from .options import SRLOptions
+
+
+class Teacher(Protocol):
+    """What labelling needs of a trained ``lisa_srl`` (a ``LisaSRL``)."""
+
+    model: Model
+    cfg: Dict[str, Any]
+    options: SRLOptions
+
 
 TEACHER_KEY = "srl_teacher"
 
 
 def label_with_teacher(
-    model: Any,
-    cfg: Dict[str, Any],
+    teacher: Teacher,
     examples: Sequence[Example],
     *,
     top_k: int = 4,
     temperature: float = 1.0,
 ) -> int:
-    """Store the teacher's distributions (``model``/``cfg``: a trained ``lisa_srl``'s) on
-    each example's reference doc; returns the number of frames labelled. The examples'
-    predicted docs must share the reference tokens (gold tokenisation)."""
-    batch = train_batch(examples, cfg, Windower())
+    """Store the distributions of ``teacher`` (a trained ``lisa_srl``) on each example's
+    reference doc; returns the number of frames labelled. The examples' predicted docs
+    must share the reference tokens (gold tokenisation)."""
+    model, cfg = teacher.model, teacher.cfg
+    batch = train_batch(examples, teacher.options, Windower())
     output = model.predict(batch)
     ops = model.ops
     tag_probs = _top_k(ops.to_numpy(output.tag_scores), top_k, temperature)
@@ -108,13 +119,15 @@ def merge_teacher_data(
     distributions (labels matched by name), cut to its ``top_k`` labels and renormalised.
     A predicate only some teachers labelled gets the mean of those."""
     if not datas:
-        raise ValueError("merge_teacher_data needs at least one teacher's data")
+        raise ValueError(Errors.E033.format(problem="no teacher's data"))
     weights = [1.0] * len(datas) if weights is None else list(weights)
     if len(weights) != len(datas) or min(weights) <= 0:
-        raise ValueError("give one positive weight per teacher")
+        raise ValueError(Errors.E033.format(problem="give one positive weight per teacher"))
     n = len(datas[0]["tag_index"])
     if any(len(d["tag_index"]) != n for d in datas):
-        raise ValueError("the teachers' data cover different numbers of tokens")
+        raise ValueError(
+            Errors.E033.format(problem="the teachers' data cover different numbers of tokens")
+        )
     roles = _union([d["roles"] for d in datas])
     tags = _union([d["tags"] for d in datas])
     role_maps, tag_maps = _LabelMaps(roles), _LabelMaps(tags)

@@ -14,7 +14,7 @@ from thinc.api import Adam, PyTorchWrapper_v2, torch2xp
 
 from spacy_lisa.frames import set_srl_frames
 from spacy_lisa.models.averaged_shim import AveragedPyTorchShim, use_averaged_shim
-from spacy_lisa.models.lisa import _lisa_layer
+from spacy_lisa.models.lisa import torch_layer
 
 
 def _train_linear(wrapper, optimizer, steps: int = 5) -> numpy.ndarray:
@@ -86,7 +86,7 @@ def test_lisa_pipeline_evaluates_with_averaged_torch_weights():
     optimizer = Adam(0.01, use_averages=True)
     for _ in range(5):
         nlp.update(examples, sgd=optimizer, drop=0.0)
-    shim = _lisa_layer(nlp.get_pipe("lisa_srl").model).shims[0]
+    shim = torch_layer(nlp.get_pipe("lisa_srl").model).shims[0]
     torch_model = shim._model
     name, param = next(iter(torch_model.named_parameters()))
     raw = param.detach().clone()
@@ -109,7 +109,7 @@ def test_loaded_pipeline_keeps_the_averaging_shim():
     loaded = spacy.blank("en")
     loaded.add_pipe("lisa_srl", config={"model": TINY_MODEL})
     loaded.from_bytes(nlp.to_bytes())
-    shim = _lisa_layer(loaded.get_pipe("lisa_srl").model).shims[0]
+    shim = torch_layer(loaded.get_pipe("lisa_srl").model).shims[0]
     assert isinstance(shim, AveragedPyTorchShim)
 
 

@@ -4,7 +4,7 @@ from typing import Dict, List
 
 import pytest
 import torch
-from srl_testing import tiny_lisa_torch
+from srl_testing import score_windows, tiny_lisa_torch
 
 from spacy_lisa.models.attention import MASK_VALUE, MultiHeadSelfAttention
 from spacy_lisa.models.lal import label_attention_layer
@@ -45,7 +45,7 @@ def test_output_shapes():
     model = make_model().eval()
     inputs = make_inputs()
     given = torch.tensor([True, False, True])
-    out = model(**inputs, given_rows=given)
+    out = score_windows(model, **inputs, given_rows=given)
     B = len(LENGTHS)
     assert out.tag_scores.shape == (B, T, N_TAGS)
     assert out.head_scores.shape == (B, T, T)
@@ -71,9 +71,10 @@ def test_scores_do_not_depend_on_padding(own_parse, given):
     inputs = make_inputs()
     rows = torch.full((3,), given)
     with torch.no_grad():
-        batch = model(**inputs, given_rows=rows, own_parse=own_parse)
+        batch = score_windows(model, **inputs, given_rows=rows, own_parse=own_parse)
         # window 2 (3 tokens) alone; its frame is frame 3 of the batch
-        alone = model(
+        alone = score_windows(
+            model,
             x=inputs["x"][2:, :3],
             mask=inputs["mask"][2:, :3],
             heads=inputs["heads"][2:, :3],
@@ -98,7 +99,7 @@ def _layer_outputs(model: LisaTorchModel, **inputs) -> List[torch.Tensor]:
         for layer in model.layers
     ]
     try:
-        out = model(**inputs)
+        out = score_windows(model, **inputs)
     finally:
         for hook in hooks:
             hook.remove()
@@ -133,7 +134,9 @@ def test_gradients_reach_every_parameter():
     model = make_model().train()
     inputs = make_inputs()
     inputs["x"].requires_grad_(True)
-    out = model(**inputs, given_rows=torch.tensor([False, True, False]), own_parse="soft")
+    out = score_windows(
+        model, **inputs, given_rows=torch.tensor([False, True, False]), own_parse="soft"
+    )
     generator = torch.Generator().manual_seed(3)
     loss = sum(
         (torch.randn(t.shape, generator=generator) * t).sum()
@@ -156,21 +159,21 @@ def test_predicts_predicates_from_the_tag_layer():
     inputs = make_inputs()
     del inputs["frame_window"], inputs["frame_pos"]
     predicate_tags = torch.tensor([False, False, True, False, False])
-    out = model(**inputs, predicate_tags=predicate_tags)
+    out = score_windows(model, **inputs, predicate_tags=predicate_tags)
     expected = [(s, t) for s, n in enumerate(LENGTHS) for t in range(n)]
     assert list(zip(out.frame_window.tolist(), out.frame_pos.tolist(), strict=True)) == expected
     assert out.role_scores.shape == (sum(LENGTHS), T, N_ROLES)
     # no predicate label: no frames, empty role scores
-    none = model(**inputs, predicate_tags=torch.zeros(N_TAGS, dtype=torch.bool))
+    none = score_windows(model, **inputs, predicate_tags=torch.zeros(N_TAGS, dtype=torch.bool))
     assert none.role_scores.shape == (0, T, N_ROLES)
-    assert model(**inputs).role_scores.shape == (0, T, N_ROLES)
+    assert score_windows(model, **inputs).role_scores.shape == (0, T, N_ROLES)
 
 
 def test_without_syntactic_head():
     """parse_layer = 0: the paper's SA baseline, no parse scores at all."""
     model = make_model(parse_layer=0, tag_layer=4).eval()
     assert model.parser is None
-    out = model(**make_inputs())
+    out = score_windows(model, **make_inputs())
     assert out.head_scores.shape == (3, 0, 0)
     assert out.dep_scores.shape == (3, 0, N_DEPS)
     assert out.used_heads is None
@@ -183,8 +186,9 @@ def test_relative_positions_use_flat_attention_in_every_layer():
     assert all(isinstance(a, RelativeMultiHeadSelfAttention) for a in attentions)
     inputs = make_inputs()
     with torch.no_grad():
-        out = model(**inputs, given_rows=torch.ones(3, dtype=torch.bool))
-        alone = model(
+        out = score_windows(model, **inputs, given_rows=torch.ones(3, dtype=torch.bool))
+        alone = score_windows(
+            model,
             x=inputs["x"][:1, :5],
             mask=inputs["mask"][:1, :5],
             heads=inputs["heads"][:1, :5],
@@ -202,7 +206,7 @@ def test_label_attention_top_layer_and_lan_scorer():
         top_layer=label_attention_layer(n_heads=4, head_width=4),
         role_scorer=lan_role_scorer(n_layers=2, hidden_width=8),
     ).eval()
-    out = model(**make_inputs())
+    out = score_windows(model, **make_inputs())
     assert out.label_attention is not None and out.label_attention.shape == (3, 4, T)
     assert out.role_scores.shape == (4, T, N_ROLES)
     assert (out.role_scores[3, 3:] == MASK_VALUE).all()
@@ -234,8 +238,8 @@ def test_unknown_sense_head():
 
 def test_unknown_own_parse():
     model = make_model()
-    with pytest.raises(ValueError, match="E026"):
-        model(**make_inputs(), own_parse="given")
+    with pytest.raises(ValueError, match="E024"):
+        score_windows(model, **make_inputs(), own_parse="given")
 
 
 def test_dep_labels_can_be_left_out():
@@ -245,8 +249,8 @@ def test_dep_labels_can_be_left_out():
     inputs = make_inputs()
     given = torch.tensor([True, True, True])
     with torch.no_grad():
-        full = model(**inputs, given_rows=given)
-        lean = model(**inputs, given_rows=given, dep_labels=False)
+        full = score_windows(model, **inputs, given_rows=given)
+        lean = score_windows(model, **inputs, given_rows=given, dep_labels=False)
     assert lean.dep_scores.shape == full.dep_scores.shape
     assert not lean.dep_scores.any() and full.dep_scores.any()
     for name in ("tag_scores", "head_scores", "role_scores", "used_heads"):
@@ -259,7 +263,7 @@ def test_detached_frame_heads_train_themselves_but_not_the_encoder(detach):
     so they cannot pull the encoder the roles share away from SRL."""
     model = make_model(n_senses=7, n_lemmas=3, n_pred_pos=2, detach_frame_heads=detach)
     model.train()
-    out = model(**make_inputs())
+    out = score_windows(model, **make_inputs())
     assert out.sense_scores is not None and out.lemma_scores is not None
     (out.sense_scores.sum() + out.lemma_scores.sum()).backward()
     frame = {n for n, p in model.named_parameters() if n.startswith("frame_classifier.")}
@@ -279,7 +283,7 @@ def test_separate_sense_head_leaves_the_rest_of_the_model_as_without_it(head):
 
     def step(model):
         model.train()  # dropout masks: the next draws of torch's stream after building
-        out = model(**make_inputs())
+        out = score_windows(model, **make_inputs())
         loss = out.role_scores.sum() + out.tag_scores.sum() + out.lemma_scores.sum()
         if out.sense_scores is not None:
             loss = loss + 100 * out.sense_scores.logsumexp(-1).sum()
@@ -314,7 +318,7 @@ def test_shared_sense_head_changes_the_encoder_gradient():
     loss reaches the encoder."""
     model = make_model(n_senses=7, n_lemmas=3, n_pred_pos=2, sense_head="shared")
     model.train()
-    out = model(**make_inputs())
+    out = score_windows(model, **make_inputs())
     assert model.sense_classifier is None
     out.sense_scores.sum().backward()
     assert model.input_proj.weight.grad is not None

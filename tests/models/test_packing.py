@@ -6,7 +6,7 @@ from typing import Dict
 
 import pytest
 import torch
-from srl_testing import tiny_lisa_torch
+from srl_testing import score_windows, tiny_lisa_torch
 
 from spacy_lisa.models.attention import EncoderLayer, Packing
 from spacy_lisa.models.lal import label_attention_layer
@@ -42,7 +42,7 @@ def padded(model: LisaTorchModel, monkeypatch: pytest.MonkeyPatch, **inputs):
     with monkeypatch.context() as patch:
         patch.setattr(LisaTorchModel, "_packing", lambda self, mask: None)
         with torch.no_grad():
-            return model(**inputs)
+            return score_windows(model, **inputs)
 
 
 def assert_same_outputs(packed, reference, mask: torch.Tensor) -> None:
@@ -118,7 +118,7 @@ def test_packed_prediction_equals_padded(monkeypatch, options, parse, predicates
 
     monkeypatch.setattr(EncoderLayer, "forward_packed", spy)
     with torch.no_grad():
-        packed = model(**kwargs)
+        packed = score_windows(model, **kwargs)
     assert len(calls) == len(model.layers)  # the packed path ran
     reference = padded(model, monkeypatch, **kwargs)
     assert predicates == "given" or packed.frame_window.numel() > 0
@@ -130,9 +130,11 @@ def test_training_and_relative_positions_run_padded(monkeypatch):
     monkeypatch.setattr(EncoderLayer, "forward_packed", lambda *a, **k: calls.append(1))
     inputs = dict(make_inputs(), frame_window=torch.tensor([1]), frame_pos=torch.tensor([2]))
     model = make_model()
-    model.train()(**inputs)  # dropout masks are drawn per padded row: training stays padded
+    score_windows(
+        model.train(), **inputs
+    )  # dropout masks are drawn per padded row: training stays padded
     with torch.no_grad():
-        make_model(positions="relative")(**inputs)
+        score_windows(make_model(positions="relative"), **inputs)
     assert calls == []
     # a mask that is not a prefix per window cannot be packed either
     assert model.eval()._packing(torch.tensor([[True, False, True]])) is None
@@ -149,13 +151,17 @@ def test_head_scores_can_be_left_out_when_every_window_is_given(monkeypatch):
     model.parser.dep_mlp.register_forward_hook(lambda *args: projections.append(1))
     everywhere = torch.ones(len(LENGTHS), dtype=torch.bool)
     with torch.no_grad():
-        full = model(**inputs, given_rows=everywhere, dep_labels=False)
+        full = score_windows(model, **inputs, given_rows=everywhere, dep_labels=False)
         assert len(projections) == 1
-        lean = model(**inputs, given_rows=everywhere, dep_labels=False, head_scores=False)
+        lean = score_windows(
+            model, **inputs, given_rows=everywhere, dep_labels=False, head_scores=False
+        )
         assert len(projections) == 1
         mixed = everywhere.clone()
         mixed[2] = False
-        needed = model(**inputs, given_rows=mixed, dep_labels=False, head_scores=False)
+        needed = score_windows(
+            model, **inputs, given_rows=mixed, dep_labels=False, head_scores=False
+        )
         assert len(projections) == 2
     assert not lean.head_scores.any() and lean.head_scores.shape == full.head_scores.shape
     assert full.head_scores.any() and needed.head_scores.any()

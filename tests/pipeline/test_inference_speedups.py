@@ -9,6 +9,7 @@ import functools
 import importlib.util
 import json
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, List
 
@@ -17,12 +18,12 @@ import spacy
 from spacy.tokens import Doc
 
 from spacy_lisa.models import gemm_ops
-from spacy_lisa.models.lisa_torch import LisaTorchModel
+from spacy_lisa.models.lisa_torch import LisaTorchModel, SentenceRequest
 from spacy_lisa.pipeline import batching, decoding
 from spacy_lisa.pipeline.annotate import doc_own_parse
 from spacy_lisa.pipeline.batching import doc_heads
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "presplit"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "saved_pipeline"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ def texts() -> List[str]:
 
 
 def outputs(nlp, texts: List[str]) -> List[Any]:
-    spec = importlib.util.spec_from_file_location("mk", FIXTURE / "make_presplit_pipeline.py")
+    spec = importlib.util.spec_from_file_location("mk", FIXTURE / "make_saved_pipeline.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -57,12 +58,14 @@ def without_speedups(stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
         lambda doc: {"heads": [t.head.i for t in doc], "deps": [t.dep_ for t in doc]},
     )
     patch.setattr(batching, "doc_heads", lambda doc: [t.head.i for t in doc])
-    real_head = LisaTorchModel.forward
-    patch.setattr(
-        LisaTorchModel,
-        "forward",
-        lambda self, *a, **k: real_head(self, *a, **{**k, "head_scores": True}),
-    )
+    real_forward = LisaTorchModel.forward
+
+    def with_head_scores(self, x, mask, request):
+        if isinstance(request, SentenceRequest):
+            request = replace(request, parse=replace(request.parse, head_scores=True))
+        return real_forward(self, x, mask, request)
+
+    patch.setattr(LisaTorchModel, "forward", with_head_scores)
 
 
 @pytest.mark.parametrize("decoding_mode", ["viterbi", "greedy"])

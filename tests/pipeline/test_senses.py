@@ -167,18 +167,18 @@ def test_predicate_pos_switch_keeps_only_the_listed_types(trained):
     all_frames = {f.predicate.text for f in trained(text)._.srl_frames}
     assert {"decision", "was"} <= all_frames
     srl = trained.get_pipe("lisa_srl")
-    srl.cfg["predicate_pos"] = ["VERB", "AUX"]
+    srl.options = srl.options.replace(predicate_pos=["VERB", "AUX"])
     try:
         kept = {f.predicate.text for f in trained(text)._.srl_frames}
     finally:
-        srl.cfg["predicate_pos"] = None
+        srl.options = srl.options.replace(predicate_pos=None)
     assert "decision" not in kept and "was" in kept
 
 
 def test_predicate_pos_is_a_factory_option(tmp_path):
     nlp = spacy.blank("en")
     srl = nlp.add_pipe("lisa_srl", config={"model": TINY_MODEL, "predicate_pos": ["VERB"]})
-    assert srl.cfg["predicate_pos"] == ["VERB"]
+    assert srl.options.predicate_pos == ("VERB",)
 
 
 def test_senses_survive_serialisation(trained, tmp_path):

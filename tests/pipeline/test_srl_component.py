@@ -96,7 +96,7 @@ def test_initialize_collects_labels(trained_nlp):
     assert "nsubj" in srl.dep_labels
     assert {"ARG0", "R-ARG0", "ARGM-TMP"} <= set(srl.labels)
     data = srl.label_data
-    assert data["rolesets"]["sold"] == "sell.01"
+    assert "sell.01" in data["senses"]
     # label_data round-trips through initialize(labels=...)
     nlp2 = make_nlp()
     srl2 = nlp2.get_pipe("lisa_srl")
@@ -465,17 +465,20 @@ def test_scores_from_evaluate(trained_nlp):
 def test_transition_weight_scales_viterbi_transitions(trained_nlp):
     """transition_weight multiplies the transition log-probabilities: weight 0 decodes
     like hard constraints alone, a tiny weight barely moves a strong penalty, weight 1
-    applies it in full (here: no ARG0 can start), and the value is saved."""
+    applies it in full (here: no ARG0 can start)."""
     srl = trained_nlp.get_pipe("lisa_srl")
-    saved = (srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"])
+    saved = (srl.options, srl.cfg["transitions"], srl.cfg["start"])
     roles = list(srl.role_labels)
 
     def arg0_count() -> int:
         docs = trained_nlp.pipe(TEXTS)
         return sum(r.label_ == "ARG0" for d in docs for f in d._.srl_frames for r in f.roles)
 
+    def weight(value: float) -> None:
+        srl.options = srl.options.replace(transition_weight=value)
+
     try:
-        srl.cfg["transition_weight"] = 0.0
+        weight(0.0)
         weight_zero = [frames_of(d) for d in trained_nlp.pipe(TEXTS)]
         srl.cfg["transitions"] = srl.cfg["start"] = None  # hard BIO constraints only
         assert [frames_of(d) for d in trained_nlp.pipe(TEXTS)] == weight_zero
@@ -486,18 +489,14 @@ def test_transition_weight_scales_viterbi_transitions(trained_nlp):
         start = np.zeros(n, dtype="f")
         start[roles.index("B-ARG0")] = -50.0
         srl.cfg["transitions"], srl.cfg["start"] = penalty.tolist(), start.tolist()
-        srl.cfg["transition_weight"] = 0.0
+        weight(0.0)
         assert arg0_count() > 0
-        srl.cfg["transition_weight"] = 1e-4  # 0.005 nats: the model's choice stands
+        weight(1e-4)  # 0.005 nats: the model's choice stands
         assert arg0_count() > 0
-        srl.cfg["transition_weight"] = 1.0
+        weight(1.0)
         assert arg0_count() == 0
-        srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"] = saved
-        srl.cfg["transition_weight"] = 0.25
-        reloaded = make_nlp().from_bytes(trained_nlp.to_bytes())
-        assert reloaded.get_pipe("lisa_srl").cfg["transition_weight"] == 0.25
     finally:
-        srl.cfg["transition_weight"], srl.cfg["transitions"], srl.cfg["start"] = saved
+        srl.options, srl.cfg["transitions"], srl.cfg["start"] = saved
 
 
 def test_analyze_pipes_with_tagger_and_parser():
@@ -542,31 +541,30 @@ def test_sa_baseline_without_syntactic_head_reports_no_parse():
 
 
 def test_default_sizes_are_declared_once():
-    """LISA.v1's keyword defaults and the torch module's (LisaSizes) agree (one
-    LISA_DEFAULTS, what pipelines saved before v2 were built with); LISA.v2's and
-    add_pipe's default model agree (one LISA_V2_DEFAULTS), so a config that leaves a size
-    out builds the same model as add_pipe."""
+    """Both architectures' keyword defaults, the torch module's and add_pipe's default
+    model are LisaSizes' defaults, so a config that leaves a size out builds the same
+    model as add_pipe."""
     import inspect
     from dataclasses import asdict
 
-    from spacy_lisa.models.lisa import build_lisa_model, build_lisa_model_v2
+    from spacy_lisa.models.lisa import build_lisa_model
     from spacy_lisa.models.lisa_torch import LisaTorchModel
-    from spacy_lisa.models.types import LISA_DEFAULTS, LISA_V2_DEFAULTS, LisaSizes
+    from spacy_lisa.models.predicate_aware import build_predicate_aware_lisa
+    from spacy_lisa.models.types import LisaSizes
     from spacy_lisa.pipeline.srl_component import DEFAULT_LISA_MODEL
 
-    parameters = inspect.signature(build_lisa_model).parameters
-    assert {k: parameters[k].default for k in LISA_DEFAULTS} == LISA_DEFAULTS
+    defaults = asdict(LisaSizes())
+    for builder in (build_lisa_model, build_predicate_aware_lisa):
+        parameters = inspect.signature(builder).parameters
+        assert {k: parameters[k].default for k in defaults} == defaults
     torch_model = LisaTorchModel(8, 3, 2, 4)  # no sizes given: LisaSizes' defaults
-    assert torch_model.width == LISA_DEFAULTS["width"] == asdict(LisaSizes())["width"]
-    assert len(torch_model.layers) == LISA_DEFAULTS["depth"]
-    assert torch_model.layers[0].ffn_in.out_features == LISA_DEFAULTS["ffn_width"]
-    v2 = inspect.signature(build_lisa_model_v2).parameters
-    assert {k: v2[k].default for k in LISA_V2_DEFAULTS} == LISA_V2_DEFAULTS
-    assert DEFAULT_LISA_MODEL["@architectures"] == "spacy-lisa.LISA.v2"
-    assert {k: DEFAULT_LISA_MODEL[k] for k in LISA_V2_DEFAULTS} == LISA_V2_DEFAULTS
-    nlp = spacy.blank("en")
-    srl = nlp.add_pipe("lisa_srl")
-    assert srl.model.attrs["lisa_config"]["width"] == LISA_V2_DEFAULTS["width"]
+    assert torch_model.width == defaults["width"]
+    assert len(torch_model.layers) == defaults["depth"]
+    assert torch_model.layers[0].ffn_in.out_features == defaults["ffn_width"]
+    assert DEFAULT_LISA_MODEL["@architectures"] == "spacy-lisa.LISA.v1"
+    assert {k: DEFAULT_LISA_MODEL[k] for k in defaults} == defaults
+    srl = spacy.blank("en").add_pipe("lisa_srl")
+    assert {k: srl.model.attrs["lisa_config"][k] for k in defaults} == defaults
 
 
 def test_add_pipe_defaults_are_the_project_configs_settings():
@@ -581,9 +579,7 @@ def test_add_pipe_defaults_are_the_project_configs_settings():
     project = spacy.util.load_model_from_config(config, auto_fill=True).get_pipe("lisa_srl")
     nlp = spacy.blank("en")
     plain = nlp.add_pipe("lisa_srl")
-    options = ("transition_weight", "sense_loss", "decoding", "loss_weights", "parse_source")
-    assert {k: plain.cfg[k] for k in options} == {k: project.cfg[k] for k in options}
-    assert plain.cfg["transition_weight"] == 0.25 and plain.cfg["sense_loss"] == "candidates"
+    assert plain.options == project.options
     assert plain.model.attrs["lisa_config"] == project.model.attrs["lisa_config"]
     assert plain.model.attrs["lisa_config"]["sense_head"] == "separate_context"
     embed = config["components"]["lisa_srl"]["model"]["tok2vec"]["embed"]
@@ -594,26 +590,21 @@ def test_add_pipe_defaults_are_the_project_configs_settings():
 
 def test_load_time_config_overrides_take_effect(trained_nlp: Language, tmp_path) -> None:
     """spacy.load(path, config=...) overrides of lisa_srl's options are what the loaded
-    component runs, and what its saved cfg and config.cfg say after saving again."""
-    import srsly
-
+    component runs, and what config.cfg says after saving again; a change made on the
+    running component is not saved behind config.cfg's back."""
     trained_nlp.to_disk(tmp_path / "saved")
     overrides = {"components": {"lisa_srl": {"decoding": "greedy", "transition_weight": 0.1}}}
     nlp = spacy.load(tmp_path / "saved", config=overrides)
     srl = nlp.get_pipe("lisa_srl")
-    assert srl.decoding == "greedy" and srl.cfg["transition_weight"] == 0.1
+    assert srl.decoding == "greedy" and srl.options.transition_weight == 0.1
     plain = spacy.load(tmp_path / "saved").get_pipe("lisa_srl")
     assert plain.decoding == "viterbi"
     nlp.to_disk(tmp_path / "again")
-    saved_cfg = srsly.read_json(tmp_path / "again" / "lisa_srl" / "cfg")
     config = spacy.util.load_config(tmp_path / "again" / "config.cfg")
-    assert saved_cfg["decoding"] == config["components"]["lisa_srl"]["decoding"] == "greedy"
-    # a change made on the running component is not saved behind config.cfg's back
+    assert config["components"]["lisa_srl"]["decoding"] == "greedy"
     srl.decoding = "viterbi"
     nlp.to_disk(tmp_path / "third")
-    reloaded = spacy.load(tmp_path / "third").get_pipe("lisa_srl")
-    assert reloaded.decoding == "greedy"
-    assert srsly.read_json(tmp_path / "third" / "lisa_srl" / "cfg")["decoding"] == "greedy"
+    assert spacy.load(tmp_path / "third").get_pipe("lisa_srl").decoding == "greedy"
 
 
 def test_two_threads_sharing_a_pipeline_get_the_single_thread_frames(
@@ -663,9 +654,7 @@ def test_unique_core_roles_is_on_by_default_and_reaches_the_decoder(
     trained_nlp: Language, tmp_path, monkeypatch
 ) -> None:
     """Frames are decoded with one span per numbered argument unless the config turns it
-    off; a pipeline saved before the option existed loads with it on."""
-    from pathlib import Path
-
+    off."""
     from spacy_lisa.pipeline import decoding
 
     seen = []
@@ -676,15 +665,12 @@ def test_unique_core_roles_is_on_by_default_and_reaches_the_decoder(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(decoding, "decode_frames", recording)
-    assert trained_nlp.get_pipe("lisa_srl").cfg["unique_core_roles"] is True
+    assert trained_nlp.get_pipe("lisa_srl").options.unique_core_roles is True
     trained_nlp("John sold the car .")
     assert seen[-1] is True
     trained_nlp.to_disk(tmp_path / "saved")
     overrides = {"components": {"lisa_srl": {"unique_core_roles": False}}}
     off = spacy.load(tmp_path / "saved", config=overrides)
-    assert off.get_pipe("lisa_srl").cfg["unique_core_roles"] is False
+    assert off.get_pipe("lisa_srl").options.unique_core_roles is False
     off("John sold the car .")
     assert seen[-1] is False
-    older = Path(__file__).parents[1] / "fixtures" / "presplit" / "pipeline"
-    assert "unique_core_roles" not in (older / "config.cfg").read_text()
-    assert spacy.load(older).get_pipe("lisa_srl").cfg["unique_core_roles"] is True

@@ -36,7 +36,7 @@ def teacher():
 def test_teacher_stores_a_distribution_per_gold_predicate_and_token(teacher):
     srl = teacher.get_pipe("lisa_srl")
     examples = gold_examples(teacher, TEXT_SENTENCES)
-    n_frames = label_with_teacher(srl.model, srl.cfg, examples, top_k=3)
+    n_frames = label_with_teacher(srl, examples, top_k=3)
     assert n_frames == sum(len(frames) for *_, frames in TEXT_SENTENCES)
     roles = srl.cfg["labels"]["roles"]
     for eg, (text, _, _, frames) in zip(examples, TEXT_SENTENCES, strict=True):
@@ -58,7 +58,7 @@ def test_teacher_stores_a_distribution_per_gold_predicate_and_token(teacher):
 def test_soft_targets_follow_the_student_labels_through_docbin_and_sentence_cuts(teacher, tmp_path):
     srl = teacher.get_pipe("lisa_srl")
     examples = gold_examples(teacher, TEXT_SENTENCES)
-    label_with_teacher(srl.model, srl.cfg, examples, top_k=4)
+    label_with_teacher(srl, examples, top_k=4)
     # two sentences in one doc: the reader's sentence cut must re-base the teacher data
     first, second = examples[0].reference, examples[2].reference
     joined = Doc(
@@ -112,7 +112,7 @@ def test_soft_targets_follow_the_student_labels_through_docbin_and_sentence_cuts
 def test_teacher_share_changes_training_only_when_set(teacher):
     srl = teacher.get_pipe("lisa_srl")
     examples = gold_examples(teacher, TEXT_SENTENCES)
-    label_with_teacher(srl.model, srl.cfg, examples)
+    label_with_teacher(srl, examples)
 
     def loss_after_init(share):
         fix_random_seed(0)
@@ -234,7 +234,7 @@ def test_merge_teacher_labels_script_merges_and_refuses_other_sentences(teacher,
     paths = []
     for name, temperature in (("sharp", 0.5), ("soft", 4.0)):
         examples = gold_examples(teacher, TEXT_SENTENCES)
-        label_with_teacher(srl.model, srl.cfg, examples, top_k=3, temperature=temperature)
+        label_with_teacher(srl, examples, top_k=3, temperature=temperature)
         paths.append(tmp_path / f"{name}.spacy")
         write_docbin([eg.reference for eg in examples], paths[-1])
     script = [sys.executable, str(REPO / "scripts" / "merge_teacher_labels.py")]
