@@ -17,6 +17,9 @@ from thinc.api import Config
 from spacy_lisa.pipeline.options import OPTION_NAMES
 
 CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.cfg"))
+# `spacy train` reads these before it fills the config (spaCy's init_nlp, E1015): every
+# config states them, defaults or not
+REQUIRED = ("system.seed", "system.gpu_allocator", "training.seed", "training.gpu_allocator")
 Path_ = Tuple[str, ...]
 
 
@@ -96,7 +99,11 @@ def restated_defaults(config: Config) -> List[str]:
         if "factory" in c
     }
     base = _with_factory_defaults(Config({"components": bare}))
-    found = [".".join(p) for p, value in _leaves(config) if _get(defaults, p) == value]
+    found = [
+        ".".join(p)
+        for p, value in _leaves(config)
+        if _get(defaults, p) == value and ".".join(p) not in REQUIRED
+    ]
     for p, block in _blocks(config):
         (key, value), *others = block.items() or [("", None)]
         if not others and key.startswith("@") and _get(base, p + (key,)) == value:
@@ -136,6 +143,12 @@ def test_a_restated_default_is_found():
         "components.lisa_srl.max_length",
         "components.lisa_srl.scorer",
     } <= set(found)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_config_has_what_spacy_train_reads_before_filling(path):
+    config = load_config(path, interpolate=False)
+    assert [key for key in REQUIRED if _get(config, tuple(key.split("."))) is KeyError] == []
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
