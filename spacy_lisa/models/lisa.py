@@ -266,24 +266,25 @@ def as_batch(X: Any) -> LisaBatch:
 
 
 def encode_tokens(
-    model: Model[LisaBatch, LisaOutput], batch: LisaBatch, is_train: bool
-) -> Tuple[Model, List[Floats2d], Callable[[List[Floats2d]], Any], PreparedBatch]:
-    """The first steps of every LISA forward: the built torch layer, the tok2vec's token
-    vectors (and their backprop) and the batch laid out as padded windows."""
+    model: Model[LisaBatch, LisaOutput], X: Any, is_train: bool
+) -> Tuple[LisaBatch, Model, List[Floats2d], Callable[[List[Floats2d]], Any], PreparedBatch]:
+    """The first steps of every LISA forward: the batch (:func:`as_batch`), the built
+    torch layer, the tok2vec's token vectors (and their backprop) and the batch laid out
+    as padded windows."""
+    batch = as_batch(X)
     lisa = torch_layer(model)
     if lisa is None:
         raise ValueError(Errors.E153)
     tok2vec = tok2vec_layer(model)
     with torch_gemm(tok2vec, enabled=not is_train):
         Xs, backprop_tok2vec = tok2vec(batch.docs, is_train)
-    return lisa, Xs, backprop_tok2vec, prepare_batch(model, batch, Xs)
+    return batch, lisa, Xs, backprop_tok2vec, prepare_batch(model, batch, Xs)
 
 
 def forward(
     model: Model[LisaBatch, LisaOutput], batch: LisaBatch, is_train: bool
 ) -> Tuple[LisaOutput, Callable[[LisaOutput], LisaBatch]]:
-    batch = as_batch(batch)
-    lisa, _, backprop_tok2vec, prepared = encode_tokens(model, batch, is_train)
+    batch, lisa, _, backprop_tok2vec, prepared = encode_tokens(model, batch, is_train)
     if not prepared.windows:
         # only empty docs: nothing to encode and no gradient for the tok2vec (whose
         # backprop fails on zero rows; spaCy's components skip such batches anyway)

@@ -10,11 +10,13 @@ Two calls of the torch network per batch:
    (roleset, lemma, UPOS);
 2. one row per predicate: its window, encoded again with the predicate marked, following
    the parse the first call used. With ``reencode`` and a tok2vec that takes marks
-   (``TransformerTok2Vec.v1``: the predicate's wordpieces get token type 1) the tok2vec
-   runs again on the marked windows; otherwise (``reencode = false``, or spaCy's
-   ``Tok2Vec``) the first call's token vectors are reused and the mark is the learned
-   marker at the LISA encoder's input only. The layers above the tok2vec, the syntactic
-   head's parse injection included, run per predicate in both.
+   (``TransformerTok2Vec.v1``: the predicate's wordpieces get token type 1, or a learned
+   indicator on their input embeddings where the encoder has no second token type:
+   ``predicate_mark``) the tok2vec runs again on the marked windows; otherwise
+   (``reencode = false``, or spaCy's ``Tok2Vec``) the first call's token vectors are
+   reused and the mark is the learned marker at the LISA encoder's input only. The
+   layers above the tok2vec, the syntactic head's parse injection included, run per
+   predicate in both.
 
 A predicate's roles depend on its window, the parse and the predicate only, not on which
 other predicates the sentence has. The output has the single pass's shape (role scores
@@ -35,7 +37,7 @@ from thinc.types import Floats2d, Floats3d
 
 from ..signatures import with_fields_as_parameters
 from .gemm_ops import torch_gemm
-from .lisa import as_batch, encode_tokens, lisa_model, tok2vec_layer
+from .lisa import encode_tokens, lisa_model, tok2vec_layer
 from .lisa_batch import MarkedBatch, host_ints, pad_windows
 from .lisa_convert import empty_output
 from .types import MASK_VALUE, LisaBatch, LisaOutput, LisaSizes
@@ -81,8 +83,7 @@ def reencodes_predicates(model: Model) -> bool:
 def forward(
     model: Model[LisaBatch, LisaOutput], batch: LisaBatch, is_train: bool
 ) -> Tuple[LisaOutput, Callable[[LisaOutput], LisaBatch]]:
-    batch = as_batch(batch)
-    lisa, Xs, backprop_tok2vec, prepared = encode_tokens(model, batch, is_train)
+    batch, lisa, Xs, backprop_tok2vec, prepared = encode_tokens(model, batch, is_train)
     if not prepared.windows:
         # only empty docs: nothing to encode (see lisa.forward)
         return empty_output(model), lambda d_output: batch
