@@ -292,19 +292,21 @@ class Errors(metaclass=ErrorsWithCodes):
         "Fix it in the [...tok2vec] block of the config."
     )
     E164 = (
-        "spacy-lisa.TransformerTok2Vec.v1: the transformer at {path} has no fast (Rust) "
-        "tokenizer, which the wordpiece-to-token alignment needs. Save the model with a "
-        "tokenizer.json (AutoTokenizer.from_pretrained(..., use_fast=True).save_pretrained)."
+        "spacy-lisa.TransformerTok2Vec.v1: the transformer '{path}' has no fast (Rust) "
+        "tokenizer, which the wordpiece-to-token alignment needs ({reason}). Save the model "
+        "with a tokenizer.json (AutoTokenizer.from_pretrained(..., use_fast=True)"
+        ".save_pretrained), or, for a model that ships only a SentencePiece file (DeBERTa-v3's "
+        "spm.model), `pip install sentencepiece protobuf` so that transformers converts it."
     )
     E165 = (
         "spacy-lisa.TransformerTok2Vec.v1 is not initialised: its transformer weights are "
         "loaded by nlp.initialize() (or with a saved pipeline by spacy.load)."
     )
     E172 = (
-        "The transformer of spacy-lisa.TransformerTok2Vec.v1 has no token types "
-        '(type_vocab_size = {n_types}), so predicate_encoding = "marked" cannot mark the '
-        'predicate in its input. Use predicate_encoding = "marked_upper" (the mark at '
-        "the LISA encoder's input only) or a BERT-style model with two token types."
+        'spacy-lisa.TransformerTok2Vec.v1: predicate_mark = "token_type", but the '
+        "transformer has {n_types} token type(s) (type_vocab_size), so token type 1 cannot "
+        'mark the predicate. Set predicate_mark = "auto" or "indicator" (a learned '
+        "predicate indicator added to the input embeddings)."
     )
     E173 = (
         "spacy-lisa.MultiHashEmbed.v1 needs one rows entry per attribute: got {n_rows} rows "
@@ -334,6 +336,26 @@ class Errors(metaclass=ErrorsWithCodes):
         "Transformer weights '{name}' are not a local directory, and models are not "
         "downloaded at run time. Set paths.transformer_model to a directory with config.json "
         "and the weights, or to 'python_package:subdir'."
+    )
+    E179 = (
+        "spacy-lisa.TransformerTok2Vec.v1: predicate_mark={value!r} is not one of {choices}. "
+        'Set predicate_mark in the [...tok2vec] block of the config ("auto": token type 1 '
+        "where the transformer has two token types, else a learned indicator)."
+    )
+    E180 = (
+        "Transformer weights '{name}' are neither a local directory nor a Hugging Face model "
+        "name (such as 'roberta-base' or 'org/name'). Check the path, or set "
+        "paths.transformer_model to a directory with config.json, the weights and the "
+        "tokenizer files, to 'python_package:subdir', or to a hub model name."
+    )
+    E181 = (
+        "Transformer weights '{name}' are not a local directory and could not be loaded from "
+        "the Hugging Face cache ({cache}) or the hub{offline}: {reason} Fetch them once while "
+        "online, into the same cache (HF_HOME), with `huggingface-cli download {name}` or "
+        '`python -c "from transformers import AutoModel, AutoTokenizer; '
+        "AutoModel.from_pretrained('{name}'); AutoTokenizer.from_pretrained('{name}')\"`; "
+        "or set paths.transformer_model to a local directory with config.json, the weights "
+        "and the tokenizer files."
     )
 
     # --- attention layers: label attention, LAN, relative positions (E200-E249) ---------------

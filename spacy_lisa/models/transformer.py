@@ -15,9 +15,18 @@ after the whole wordpiece tensor crossed over. Here:
   per sentence over all epochs (prediction never uses the cache);
 - ``learn_rate_scale`` scales the optimizer's learning rate for the transformer weights.
 
-Weights come from a local directory (``spacy-lisa.local_model_path.v1`` names), loaded at
-``initialize``; the shim's bytes hold the HF config, tokenizer files and weights, so a
-saved pipeline loads without that directory.
+Any Hugging Face encoder with a fast tokenizer: WordPiece (BERT, ELECTRA, DistilBERT),
+byte-level BPE (RoBERTa, ModernBERT: loaded with a prefix space before every word, so a
+word's pieces are those it has in running text) and SentencePiece ``▁`` (XLM-R,
+DeBERTa-v3); windows are cut to the encoder's own position limit with its special tokens
+(:func:`_max_positions`). The predicate-aware architecture's mark reaches the transformer
+as token type 1 or as a learned indicator (``predicate_mark``, see
+:mod:`.transformer_torch`).
+
+Weights come from a local directory, ``"python_package:subdir"`` or a hub name
+(:mod:`.pretrained`), loaded at ``initialize``; the shim's bytes hold the HF config,
+tokenizer files, weights and the predicate mark, so a saved pipeline loads without that
+directory and never touches the hub.
 
 spaCy imports this module through an entry point: torch and transformers are imported
 inside functions only.
@@ -26,6 +35,7 @@ inside functions only.
 from __future__ import annotations
 
 import io
+import json
 import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -36,18 +46,28 @@ import numpy
 import srsly
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, Optimizer, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, ConfigValidationError, Model, Optimizer, torch2xp, xp2torch
 from thinc.types import Floats2d, FloatsXd
 from thinc.util import get_torch_default_device
 
 from ..errors import Errors
 from .averaged_shim import AveragedPyTorchShim
-from .pretrained import local_model_path
+from .pretrained import config_error, load_pretrained, model_source
 
 if TYPE_CHECKING:
     from .transformer_torch import TransformerTokenEncoder
 
 POOLINGS = ("mean", "first")
+# "auto": token types where the transformer has two, else the indicator (resolved at
+# initialize from the HF config and saved with the shim)
+PREDICATE_MARKS = ("auto", "token_type", "indicator")
+# the HF config keys each dropout option sets, where the config has them: BERT, RoBERTa,
+# XLM-R, ELECTRA and DeBERTa name them *_prob; DistilBERT "dropout" and
+# "attention_dropout"; ModernBERT "attention_dropout" (its other dropouts stay as saved)
+DROPOUT_KEYS = {
+    "hidden_dropout": ("hidden_dropout_prob", "dropout"),
+    "attention_dropout": ("attention_probs_dropout_prob", "attention_dropout"),
+}
 
 
 @registry.architectures("spacy-lisa.TransformerTok2Vec.v1")
@@ -62,23 +82,32 @@ def build_transformer_tok2vec(
     attention_dropout: float = 0.0,
     max_batch_wordpieces: int = 4096,
     autocast: bool = False,
+    predicate_mark: str = "auto",
 ) -> Model[List[Doc], List[Floats2d]]:
-    """Token vectors from a local Hugging Face encoder (``nO`` = its hidden size, set at
+    """Token vectors from a Hugging Face encoder (``nO`` = its hidden size, set at
     ``initialize``).
 
-    name: a local directory or ``"python_package:subdir"`` (resolved at initialize, so a
-    saved pipeline loads where it does not exist). pooling: "mean" or "first" wordpiece.
+    name: a local directory, ``"python_package:subdir"`` or a hub name such as
+    ``"roberta-base"`` (resolved at initialize, so a saved pipeline loads where it does
+    not exist). pooling: "mean" or "first" wordpiece.
     frozen: no gradients into the transformer. layer_mix: ELMo-style softmax-weighted sum
     of all hidden states (incl. embeddings) times gamma; else the last hidden state.
     cache_tokens: with frozen, keep up to this many tokens' pooled outputs (float16) of
     windows seen in training in memory (training only: prediction is always a fresh
-    pass). learn_rate_scale: lr multiplier for the transformer weights (1.0 for the mix).
-    hidden_dropout / attention_dropout: override the HF config's ``hidden_dropout_prob``
-    / ``attention_probs_dropout_prob`` (attention dropout is costly on CPU: 0.0 by
-    default). max_batch_wordpieces: padded rows x length per
+    pass). learn_rate_scale: lr multiplier for the transformer weights (1.0 for the mix
+    and the predicate indicator). hidden_dropout / attention_dropout: override the HF
+    config's ``hidden_dropout_prob`` (DistilBERT: ``dropout``) /
+    ``attention_probs_dropout_prob`` (DistilBERT, ModernBERT: ``attention_dropout``;
+    attention dropout is costly on CPU: 0.0 by default); ModernBERT's embedding and MLP
+    dropouts keep its config's values. max_batch_wordpieces: padded rows x length per
     transformer call. autocast: reduced precision around the transformer forward, per
     device: bfloat16 on the CPU and on GPUs with native bfloat16, float16 on older GPUs
     at prediction only (see :func:`spacy_lisa.device.choose_autocast`).
+    predicate_mark: how a marked predicate (``PredicateAwareLISA.v1`` with ``reencode``)
+    enters the transformer: "token_type" (token type 1), "indicator" (a learned vector
+    added to its input word embeddings) or "auto" (token_type where the HF config has
+    two token types, else indicator), resolved at ``initialize`` and saved with the
+    weights.
     """
     from ..device import check_torch_follows_thinc
     from .transformer_torch import TransformerTokenEncoder
@@ -89,6 +118,10 @@ def build_transformer_tok2vec(
         raise ValueError(Errors.E161.format(value=pooling, choices=", ".join(POOLINGS)))
     if cache_tokens and not frozen:
         raise ValueError(Errors.E162.format(value=cache_tokens))
+    if predicate_mark not in PREDICATE_MARKS:
+        raise ValueError(
+            Errors.E179.format(value=predicate_mark, choices=", ".join(PREDICATE_MARKS))
+        )
     for option, value, minimum in (
         ("max_batch_wordpieces", max_batch_wordpieces, 1),
         ("cache_tokens", cache_tokens, 0),
@@ -113,6 +146,7 @@ def build_transformer_tok2vec(
             "hidden_dropout": hidden_dropout,
             "attention_dropout": attention_dropout,
             "max_batch_wordpieces": max_batch_wordpieces,
+            "predicate_mark": predicate_mark,
             # encode_marked() runs it on marked windows (the predicate-aware architecture)
             "marks_predicates": True,
         },
@@ -122,14 +156,16 @@ def build_transformer_tok2vec(
 class TransformerShim(AveragedPyTorchShim):
     """Holds the encoder, the tokenizer and the frozen-output cache.
 
-    ``to_bytes`` stores the HF config, the tokenizer files and the state dict, so that
-    ``from_bytes`` rebuilds everything without the original model directory.
-    ``finish_update`` scales the learning rate of the transformer weights.
+    ``to_bytes`` stores the HF config, the tokenizer files, the predicate mark and the
+    state dict, so that ``from_bytes`` rebuilds everything without the original model
+    directory. ``finish_update`` scales the learning rate of the transformer weights.
     """
 
     def __init__(self, model: Any, *, learn_rate_scale: float = 1.0, cache_tokens: int = 0):
         super().__init__(model)
         self.tokenizer: Any = None
+        # the special token ids the tokenizer puts before and after a window's pieces
+        self.special_ids: Tuple[List[int], List[int]] = ([], [])
         self.learn_rate_scale = learn_rate_scale
         self.cache = WindowCache(cache_tokens)
 
@@ -137,19 +173,26 @@ class TransformerShim(AveragedPyTorchShim):
     def encoder(self) -> TransformerTokenEncoder:
         return self._model
 
-    def build(self, transformer: Any, tokenizer: Any) -> None:
-        self.encoder.build(transformer)
+    def build(self, transformer: Any, tokenizer: Any, *, predicate_mark: str) -> None:
+        """Take the HF model and its (prefix-spaced) tokenizer; ``predicate_mark`` is
+        resolved: "token_type" or "indicator"."""
+        self.encoder.build(transformer, predicate_mark=predicate_mark)
         # the device thinc runs on (the GPU after spacy train --gpu-id 0 or require_gpu),
         # not self.device: that is where the encoder's first parameter lives, i.e. the
         # freshly loaded transformer's, always the CPU
         self._model.to(get_torch_default_device())
         self.tokenizer = tokenizer
+        self.special_ids = _special_ids(tokenizer)
         self.cache.clear()
 
     def finish_update(self, optimizer: Optimizer) -> None:
         # as PyTorchShim.finish_update, plus lr_scale: the transformer's weights take
         # learn_rate_scale x the schedule's rate (e.g. 1e-3 x 0.05 = 5e-5), the scalar mix
-        # the full rate
+        # and the predicate indicator the full rate: learn_rate_scale keeps fine-tuning
+        # from wrecking pretrained weights, while these start from nothing (the indicator
+        # at zero) and, scaled down, would hardly move in a fine-tuning budget; a
+        # LayerNorm follows the embedding sum in every supported encoder, so a grown
+        # indicator cannot blow up the transformer's input
         for name, param in self._model.named_parameters():
             if param.grad is None:
                 continue
@@ -171,6 +214,7 @@ class TransformerShim(AveragedPyTorchShim):
         msg: Dict[str, Any] = {"hf_config": None, "tokenizer": None, "state": None}
         if self.encoder.built:
             msg["hf_config"] = self.encoder.transformer.config.to_dict()
+            msg["predicate_mark"] = self.encoder.predicate_mark
             with tempfile.TemporaryDirectory() as tmp:
                 self.tokenizer.save_pretrained(tmp)
                 msg["tokenizer"] = {
@@ -195,7 +239,10 @@ class TransformerShim(AveragedPyTorchShim):
                 for fname, data in msg["tokenizer"].items():
                     (Path(tmp) / fname).write_bytes(data)
                 tokenizer = AutoTokenizer.from_pretrained(tmp, local_files_only=True, use_fast=True)
-            self.build(AutoModel.from_config(config), tokenizer)
+            # bytes saved before predicate_mark existed: BERT-style token types
+            mark = msg.get("predicate_mark", "token_type")
+            transformer = AutoModel.from_config(config)
+            self.build(transformer, _prefix_spaced(tokenizer), predicate_mark=mark)
         state = torch.load(io.BytesIO(msg["state"]), map_location=self.device, weights_only=True)
         self._model.load_state_dict(state)
         self.cache.clear()
@@ -236,29 +283,130 @@ class WindowCache:
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Any = None) -> None:
-    """Load the weights and tokenizer from the local directory; set ``nO``."""
+    """Load the weights and tokenizer (local directory, package or hub name: see
+    :mod:`.pretrained`), resolve the predicate mark; set ``nO``."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-    path = local_model_path(model.attrs["name"])
-    config = AutoConfig.from_pretrained(path, local_files_only=True)
-    # dropout overrides (BERT-style names; other configs keep their own)
-    for key, attr in (
-        ("hidden_dropout_prob", "hidden_dropout"),
-        ("attention_probs_dropout_prob", "attention_dropout"),
-    ):
-        if hasattr(config, key):
-            setattr(config, key, model.attrs[attr])
-    transformer = AutoModel.from_pretrained(path, config=config, local_files_only=True)
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, use_fast=True)
+    source = model_source(model.attrs["name"])
+    config = load_pretrained(AutoConfig, source)
+    for option, keys in DROPOUT_KEYS.items():
+        for key in keys:
+            if hasattr(config, key):
+                setattr(config, key, model.attrs[option])
+    transformer = load_pretrained(AutoModel, source, config=config)
+    try:
+        tokenizer = load_pretrained(AutoTokenizer, source, use_fast=True)
+    except ConfigValidationError:  # E181: the hub
+        raise
+    except (ValueError, ImportError) as err:
+        # no tokenizer.json and no converter (a SentencePiece model without sentencepiece)
+        raise config_error(Errors.E164.format(path=source.name, reason=err)) from err
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(Errors.E164.format(path=path))
+        reason = f"{type(tokenizer).__name__} is a slow tokenizer"
+        raise config_error(Errors.E164.format(path=source.name, reason=reason))
+    mark = resolve_predicate_mark(model.attrs["predicate_mark"], transformer.config)
     shim = _shim(model)
-    shim.build(transformer, tokenizer)
+    shim.build(transformer, _prefix_spaced(tokenizer), predicate_mark=mark)
     model.set_dim("nO", shim.encoder.width, force=True)
+
+
+def resolve_predicate_mark(option: str, hf_config: Any) -> str:
+    """ "token_type" or "indicator" for the config option ``option`` and the transformer's
+    HF config: "auto" takes token types where there are two of them."""
+    n_types = int(getattr(hf_config, "type_vocab_size", 0) or 0)
+    if option == "auto":
+        return "token_type" if n_types >= 2 else "indicator"
+    if option == "token_type" and n_types < 2:
+        raise config_error(Errors.E172.format(n_types=n_types))
+    return option
 
 
 def _shim(model: Model) -> TransformerShim:
     return model.shims[0]  # type: ignore[return-value]
+
+
+# --- the tokenizer and the encoder's limits ------------------------------------------
+
+
+def _prefix_spaced(tokenizer: Any) -> Any:
+    """``tokenizer`` (fast) with a space before every pre-tokenised word, as the word has
+    in running text: byte-level BPE (RoBERTa, ModernBERT) is often saved without
+    (``add_prefix_space = false``, e.g. roberta-base), so that a word inside a sentence
+    would get the pieces of a word-initial string ("sold" -> "s", "old" instead of
+    "Ġsold"), and RobertaTokenizerFast refuses pre-tokenised input. A SentencePiece
+    Metaspace that never prepends ``▁`` is set to always. WordPiece has no such setting.
+    Changes the tokenizer in place (and what it saves); returns it."""
+    from tokenizers import Tokenizer
+
+    backend = tokenizer.backend_tokenizer
+    state = json.loads(backend.to_str())
+    changed = False
+    byte_level = False
+    for node in _pre_tokenizers(state.get("pre_tokenizer")):
+        if node.get("type") == "ByteLevel":
+            byte_level = True
+            changed |= not node.get("add_prefix_space", False)
+            node["add_prefix_space"] = True
+        elif node.get("type") == "Metaspace" and node.get("prepend_scheme") == "never":
+            changed = True
+            node["prepend_scheme"] = "always"
+    if changed:  # rebuilt from the edited JSON state
+        backend.pre_tokenizer = Tokenizer.from_str(json.dumps(state)).pre_tokenizer
+    if byte_level:
+        # RobertaTokenizerFast checks it for is_split_into_words; saved, it keeps
+        # RobertaTokenizerFast.__init__ from setting the pre-tokenizer back
+        tokenizer.add_prefix_space = True
+        tokenizer.init_kwargs["add_prefix_space"] = True
+    return tokenizer
+
+
+def _pre_tokenizers(node: Any) -> List[Dict[str, Any]]:
+    """The pre-tokenizers in a pre-tokenizer's JSON state, Sequences flattened."""
+    if not isinstance(node, dict):
+        return []
+    if node.get("type") == "Sequence":
+        return [leaf for child in node.get("pretokenizers", []) for leaf in _pre_tokenizers(child)]
+    return [node]
+
+
+def _special_ids(tokenizer: Any) -> Tuple[List[int], List[int]]:
+    """The special token ids the tokenizer's post-processor puts before and after a
+    sequence (BERT: [CLS] / [SEP]; RoBERTa, XLM-R: <s> / </s>), read from an encoding of
+    one word: also right for a plain PreTrainedTokenizerFast (ModernBERT), whose
+    ``build_inputs_with_special_tokens`` adds nothing."""
+    enc = tokenizer([["a"]], is_split_into_words=True, add_special_tokens=True)
+    ids, word_ids = enc["input_ids"][0], enc.word_ids(0)
+    content = [i for i, w in enumerate(word_ids) if w is not None]
+    if not content:  # the probe word has no piece: the tokenizer adds nothing around it
+        return list(ids), []
+    prefix, suffix = list(ids[: content[0]]), list(ids[content[-1] + 1 :])
+    if not prefix and not suffix:
+        # a tokenizer.json without post-processor: the class's own rule, if it has one
+        probe = tokenizer.build_inputs_with_special_tokens([-1])
+        if -1 in probe:
+            at = probe.index(-1)
+            prefix, suffix = probe[:at], probe[at + 1 :]
+    return prefix, suffix
+
+
+def _max_positions(shim: TransformerShim) -> int:
+    """Most wordpieces (special tokens included) the transformer takes in one window:
+    its ``max_position_embeddings``, less the offset of RoBERTa-style learned positions
+    (RoBERTa, XLM-R, CamemBERT: ids start after ``padding_idx``, so 514 rows hold 512
+    positions), and at most the tokenizer's ``model_max_length`` where that is set."""
+    import torch
+
+    transformer, tok = shim.encoder.transformer, shim.tokenizer
+    limit = int(getattr(transformer.config, "max_position_embeddings", 0) or 0)
+    embeddings = getattr(transformer, "embeddings", None)
+    positions = getattr(embeddings, "position_embeddings", None)
+    if isinstance(positions, torch.nn.Embedding) and positions.padding_idx is not None:
+        limit = positions.num_embeddings - positions.padding_idx - 1
+    # transformers' VERY_LARGE_INTEGER (1e30) where the tokenizer was saved without one
+    model_max = int(getattr(tok, "model_max_length", 0) or 0)
+    if 0 < model_max < 1_000_000 and (not limit or model_max < limit):
+        limit = model_max
+    return limit or 512  # neither says: BERT's
 
 
 # --- input preparation -------------------------------------------------------------
@@ -274,12 +422,10 @@ def _windows(doc: Doc) -> List[Tuple[int, int]]:
 
 
 def _max_content(shim: TransformerShim) -> int:
-    """Most content wordpieces per window (model maximum minus special tokens)."""
-    tok = shim.tokenizer
-    limit = int(shim.encoder.transformer.config.max_position_embeddings)
-    if 0 < getattr(tok, "model_max_length", limit) < limit:
-        limit = int(tok.model_max_length)
-    return limit - tok.num_special_tokens_to_add(pair=False)
+    """Most content wordpieces per window (:func:`_max_positions` minus the special
+    tokens)."""
+    prefix, suffix = shim.special_ids
+    return max(1, _max_positions(shim) - len(prefix) - len(suffix))
 
 
 def _split(word_ids: List[Optional[int]], n_words: int, limit: int) -> List[Tuple[int, int]]:
@@ -306,7 +452,8 @@ class MarkedWindows:
     """Input of ``TransformerTok2Vec.v1`` for predicate-aware encoding: per item ``(doc,
     start, end, predicate)``, the tokens ``[start, end)`` of ``docs[doc]`` as one window
     whose token ``predicate`` (an absolute index inside it) is marked: its wordpieces
-    get token type 1, every other wordpiece 0 (as AllenNLP's BERT SRL marks the verb).
+    get mark 1, every other wordpiece 0, passed as token type (as AllenNLP's BERT SRL
+    marks the verb) or as the learned indicator (``predicate_mark``).
     The output holds one ``[end - start, H]`` array per item, in item order."""
 
     docs: List[Doc]
@@ -421,11 +568,9 @@ def _encode(model: Model, windows: List[Window]) -> List[Any]:
     shim = _shim(model)
     tok = shim.tokenizer
     first_only = model.attrs["pooling"] == "first"
-    probe = tok.build_inputs_with_special_tokens([-1])
-    n_prefix = probe.index(-1)
+    prefix, suffix = shim.special_ids
+    n_prefix, n_suffix = len(prefix), len(suffix)
     marked = any(win.mark is not None for win in windows)
-    if marked and shim.encoder.n_token_types < 2:
-        raise ValueError(Errors.E172.format(n_types=shim.encoder.n_token_types))
     rows: List[Tuple[List[int], List[int], List[int]]] = []
     for win in windows:
         index: List[int] = []
@@ -436,16 +581,14 @@ def _encode(model: Model, windows: List[Window]) -> List[Any]:
             else:
                 index.append(win.start + w)
             prev = w
-        full_ids = tok.build_inputs_with_special_tokens(list(win.ids))
-        n_suffix = len(full_ids) - len(win.ids) - n_prefix
-        # token type 1 on every wordpiece of the marked word (all pieces, also with
+        # mark 1 on every wordpiece of the marked word (all pieces, also with
         # first-piece pooling: the mark is the transformer's input, not its pooling)
-        types = [int(w is not None and w == win.mark) for w in win.word_ids]
+        marks = [int(w is not None and w == win.mark) for w in win.word_ids]
         rows.append(
             (
-                full_ids,
+                prefix + list(win.ids) + suffix,
                 [-1] * n_prefix + index + [-1] * n_suffix,
-                [0] * n_prefix + types + [0] * n_suffix,
+                [0] * n_prefix + marks + [0] * n_suffix,
             )
         )
     # sort by length; grow a sub-batch while rows x longest stays under the budget, so
@@ -470,19 +613,19 @@ def _encode(model: Model, windows: List[Window]) -> List[Any]:
         ids_arr = numpy.full((len(group), L), pad_id, dtype="int64")
         mask_arr = numpy.zeros((len(group), L), dtype="int64")
         index_arr = numpy.full((len(group), L), -1, dtype="int64")
-        types_arr = numpy.zeros((len(group), L), dtype="int64")
+        marks_arr = numpy.zeros((len(group), L), dtype="int64")
         for r, i in enumerate(group):
             n = len(rows[i][0])
             ids_arr[r, :n] = rows[i][0]
             mask_arr[r, :n] = 1
             index_arr[r, :n] = rows[i][1]
-            types_arr[r, :n] = rows[i][2]
+            marks_arr[r, :n] = rows[i][2]
         subs.append(
             SubBatch(
                 input_ids=torch.from_numpy(ids_arr).to(device),
                 attention_mask=torch.from_numpy(mask_arr).to(device),
                 token_index=torch.from_numpy(index_arr.reshape(-1)).to(device),
-                token_type_ids=torch.from_numpy(types_arr).to(device) if marked else None,
+                marks=torch.from_numpy(marks_arr).to(device) if marked else None,
             )
         )
     return subs

@@ -4,6 +4,16 @@
 wordpiece windows, pools wordpieces into tokens *inside torch* (so only the final
 ``[n_tokens, H]`` tensor crosses into Thinc) and optionally mixes all hidden layers
 ELMo-style (softmax weights times a learned gamma).
+
+A marked predicate (the predicate-aware architecture's second pass) reaches the
+transformer in one of two ways (``predicate_mark``):
+
+- ``"token_type"``: its wordpieces get token type 1 (BERT-style encoders with two token
+  types: BERT, ELECTRA, MiniLM), the pretrained segment-B embedding;
+- ``"indicator"``: a learned vector is added to its wordpieces' input word embeddings
+  (``inputs_embeds``), for encoders with fewer token types (RoBERTa and XLM-R: 1;
+  DistilBERT, DeBERTa-v3, ModernBERT: none). It starts at zero, so an untrained mark
+  changes nothing.
 """
 
 from __future__ import annotations
@@ -26,8 +36,8 @@ class SubBatch:
     attention_mask: Tensor
     token_index: Tensor
     # [B, L]: 1 on the wordpieces of a marked predicate, else 0 (predicate-aware
-    # encoding); None: the model's default token types
-    token_type_ids: Optional[Tensor] = None
+    # encoding), passed as the encoder's predicate_mark says; None: no mark
+    marks: Optional[Tensor] = None
 
 
 @dataclass
@@ -47,7 +57,8 @@ class TransformerTokenEncoder(nn.Module):
     """HF encoder + wordpiece->token pooling + optional scalar mix.
 
     Built empty (the Thinc layer loads the weights at ``initialize`` or from bytes) and
-    completed with :meth:`build`.
+    completed with :meth:`build`, which also takes how a predicate is marked
+    (``"token_type"`` or ``"indicator"``: see the module docstring).
     """
 
     def __init__(
@@ -67,6 +78,10 @@ class TransformerTokenEncoder(nn.Module):
         self.transformer: Any = None
         self.mix_weights: Optional[nn.Parameter] = None
         self.mix_gamma: Optional[nn.Parameter] = None
+        self.predicate_mark = "token_type"
+        # [2, E] (E: the input word embeddings' width); row 0 is padding_idx, so it stays
+        # zero and the unmarked wordpieces' input is the transformer's own
+        self.predicate_indicator: Optional[nn.Embedding] = None
 
     @property
     def built(self) -> bool:
@@ -79,18 +94,19 @@ class TransformerTokenEncoder(nn.Module):
         return int(self.transformer.config.num_hidden_layers) + 1 if self.layer_mix else 1
 
     @property
-    def n_token_types(self) -> int:
-        """Token types the transformer's embeddings know (BERT: 2; RoBERTa: 1)."""
-        assert self.transformer is not None
-        return int(getattr(self.transformer.config, "type_vocab_size", 0) or 0)
-
-    @property
     def width(self) -> int:
         assert self.transformer is not None
         return int(self.transformer.config.hidden_size)
 
-    def build(self, transformer: Any) -> None:
+    def build(self, transformer: Any, *, predicate_mark: str = "token_type") -> None:
+        """Take the HF model; ``predicate_mark``: ``"token_type"`` or ``"indicator"``
+        (which adds :attr:`predicate_indicator`, zero)."""
         self.transformer = transformer
+        self.predicate_mark = predicate_mark
+        if predicate_mark == "indicator":
+            n_embed = int(transformer.get_input_embeddings().weight.shape[1])
+            self.predicate_indicator = nn.Embedding(2, n_embed, padding_idx=0)
+            nn.init.zeros_(self.predicate_indicator.weight)
         if self.frozen:
             for param in transformer.parameters():
                 param.requires_grad_(False)
@@ -116,9 +132,12 @@ class TransformerTokenEncoder(nn.Module):
         K, H = self.n_layers, self.width
         sums = torch.zeros(K, inputs.n_tokens, H, device=device)
         counts = torch.zeros(inputs.n_tokens, device=device)
-        grad_ctx = torch.no_grad() if self.frozen else contextlib.nullcontext()
         for sub in inputs.sub_batches:
-            with grad_ctx:
+            # a frozen transformer runs without gradients, except on marked windows with
+            # the indicator: its gradient flows through the (fixed) transformer
+            learns_mark = self.predicate_indicator is not None and sub.marks is not None
+            frozen = self.frozen and not learns_mark
+            with torch.no_grad() if frozen else contextlib.nullcontext():
                 layers = self._run(sub)  # [K, B, L, H] float32
             flat = layers.reshape(K, -1, H)
             valid = sub.token_index >= 0
@@ -143,11 +162,9 @@ class TransformerTokenEncoder(nn.Module):
     def _run(self, sub: SubBatch) -> Tensor:
         assert self.transformer is not None
         with self._autocast():
-            types = {} if sub.token_type_ids is None else {"token_type_ids": sub.token_type_ids}
             out = self.transformer(
-                input_ids=sub.input_ids,
                 attention_mask=sub.attention_mask,
-                **types,
+                **self._inputs(sub),
                 output_hidden_states=self.layer_mix,
                 return_dict=True,
             )
@@ -156,6 +173,23 @@ class TransformerTokenEncoder(nn.Module):
         else:
             layers = out.last_hidden_state.unsqueeze(0)
         return layers.float()
+
+    def _inputs(self, sub: SubBatch) -> dict:
+        """The transformer's input: the wordpiece ids, with the marks as token types or
+        as the indicator added to the word embeddings (``inputs_embeds``: the model adds
+        its positions, token types and normalisation as it does to its own lookup)."""
+        if sub.marks is None:
+            return {"input_ids": sub.input_ids}
+        if self.predicate_indicator is None:
+            return {"input_ids": sub.input_ids, "token_type_ids": sub.marks}
+        embeds = self.transformer.get_input_embeddings()(sub.input_ids)  # [B, L, E]
+        return {"inputs_embeds": embeds + self.predicate_indicator(sub.marks)}
+
+    def extra_repr(self) -> str:
+        return (
+            f"pooling={self.pooling!r}, layer_mix={self.layer_mix}, frozen={self.frozen}, "
+            f"predicate_mark={self.predicate_mark!r}"
+        )
 
     def _autocast(self) -> Any:
         """The autocast context of a transformer call: none without ``autocast``, else

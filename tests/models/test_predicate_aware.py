@@ -173,15 +173,16 @@ def transformer():
     return model
 
 
-def test_marked_windows_set_token_type_one_on_the_predicate_wordpieces(transformer):
+def test_marked_windows_mark_the_predicate_wordpieces_as_token_type_one(transformer):
     vocab = spacy.blank("en").vocab
     doc = Doc(vocab, words=["They", "unbelievably", "outmanoeuvred", "us", "."])
     items = [(0, 0, 5, 2), (0, 1, 4, 2), (0, 0, 5, 3)]
     raw, lengths = _marked_windows(MarkedWindows([doc], items))
     windows = _plan(transformer, raw)
     assert lengths == [5, 3, 5]
+    assert transformer.shims[0].encoder.predicate_mark == "token_type"  # MiniLM: 2 types
     (sub,) = _encode(transformer, windows)
-    types = sub.token_type_ids.numpy()
+    types = sub.marks.numpy()
     ids = sub.input_ids.numpy()
     tokenizer = transformer.shims[0].tokenizer
     for _, start, end, predicate in items:
@@ -218,9 +219,10 @@ def test_marked_windows_output_per_item(transformer):
     assert numpy.abs(marked[0] - plain[0]).max() > 1e-2  # the mark changes the encoding
 
 
-def test_transformer_without_token_types_is_refused_for_marked(tmp_path):
-    """A transformer with one token type (RoBERTa-style) cannot take the mark: E172 says
-    to set reencode = false."""
+def test_transformer_with_one_token_type_marks_with_the_indicator(tmp_path):
+    """A transformer with one token type (RoBERTa-style) takes the mark as the learned
+    indicator (predicate_mark = "auto"); token types forced on it are refused (E172).
+    tests/models/test_encoder_families.py has the other families."""
     from transformers import BertConfig, BertModel
 
     source = local_model_path(MINILM)
@@ -235,10 +237,13 @@ def test_transformer_without_token_types_is_refused_for_marked(tmp_path):
     BertModel(config).save_pretrained(target)
     model = registry.resolve({"m": {**TRANSFORMER_TOK2VEC, "name": str(target)}})["m"]
     model.initialize()
+    assert model.shims[0].encoder.predicate_mark == "indicator"
     doc = Doc(spacy.blank("en").vocab, words="John sold the car .".split())
-    assert model.predict([doc])[0].shape == (5, 32)  # unmarked input works
-    with pytest.raises(ValueError, match="E172"):
-        encode_marked(model, MarkedWindows([doc], [(0, 0, 5, 1)]), is_train=False)
+    (marked,), _ = encode_marked(model, MarkedWindows([doc], [(0, 0, 5, 1)]), is_train=False)
+    assert marked.shape == (5, 32)
+    forced = {**TRANSFORMER_TOK2VEC, "name": str(target), "predicate_mark": "token_type"}
+    with pytest.raises(ValueError, match=r"\[E172\].*1 token type"):
+        registry.resolve({"m": forced})["m"].initialize()
 
 
 @pytest.mark.slow

@@ -1,0 +1,543 @@
+"""``spacy-lisa.TransformerTok2Vec.v1`` on the encoder families users bring: BERT (cased),
+ELECTRA, DistilBERT, RoBERTa, XLM-R, DeBERTa-v3 and ModernBERT, in the single pass and the
+predicate-aware encoding, from a local directory or a hub name.
+
+Each encoder is tiny and random (2 layers, hidden 32, 2 heads), with a vocabulary trained
+here on a few sentences with the ``tokenizers`` library in its family's scheme (WordPiece;
+byte-level BPE saved without a prefix space, as roberta-base is; SentencePiece-style
+Unigram with the ``▁`` Metaspace), wrapped in its family's fast tokenizer class and saved
+with ``save_pretrained``: nothing is downloaded. Their windows hold 32 positions (special
+tokens included; RoBERTa-style learned positions: 34 rows with ``padding_idx`` 1), so that
+a sentence of 40 words is split.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.tokens import Doc, DocBin
+from spacy.util import registry
+from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples
+from thinc.api import Adam, ConfigValidationError
+
+from spacy_lisa.models.transformer import (
+    MarkedWindows,
+    _doc_windows,
+    _encode,
+    _max_positions,
+    _plan,
+    encode_marked,
+)
+
+FAMILIES = ["bert", "electra", "distilbert", "roberta", "xlm-roberta", "deberta-v3", "modernbert"]
+# how each marks a predicate with predicate_mark = "auto": token type 1 where the config
+# has two token types (BERT, ELECTRA), else the learned indicator
+AUTO_MARK = {
+    "bert": "token_type",
+    "electra": "token_type",
+    "distilbert": "indicator",
+    "roberta": "indicator",
+    "xlm-roberta": "indicator",
+    "deberta-v3": "indicator",
+    "modernbert": "indicator",
+}
+WINDOW = 32  # positions per window, special tokens included
+ARCHITECTURES = {
+    "single": "spacy-lisa.LISA.v1",
+    "predicate_aware": "spacy-lisa.PredicateAwareLISA.v1",
+}
+TOK2VEC = "spacy-lisa.TransformerTok2Vec.v1"
+
+CORPUS = [text for text, *_ in TEXT_SENTENCES] + [
+    "The dog that barked ran away .",
+    "An unbelievably good day outmanoeuvred us .",
+    "Our neighbour found the old bike in Paris last year .",
+]
+# 40 words: more wordpieces than a window holds in every family
+LONG_WORDS = ("John sold the car to Mary and she said she would come " * 4).split()[:40]
+
+
+# --- the tiny encoders -------------------------------------------------------------------
+
+
+def _trained(model: Any, trainer: Any, pre_tokenizer: Any, decoder: Any, normalizer=None) -> Any:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer(model)
+    if normalizer is not None:
+        tok.normalizer = normalizer
+    tok.pre_tokenizer = pre_tokenizer
+    tok.decoder = decoder
+    tok.train_from_iterator(CORPUS, trainer)
+    return tok
+
+
+def _wordpiece(lowercase: bool) -> Any:
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok = _trained(
+        models.WordPiece(unk_token="[UNK]"),
+        trainers.WordPieceTrainer(vocab_size=150, special_tokens=specials),
+        pre_tokenizers.BertPreTokenizer(),
+        decoders.WordPiece(),
+        normalizers.BertNormalizer(lowercase=lowercase),
+    )
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", 2), ("[SEP]", 3)],
+    )
+    return tok
+
+
+def _byte_level_bpe(specials: List[str]) -> Any:
+    """Byte-level BPE saved without a prefix space (as roberta-base and ModernBERT are)."""
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    return _trained(
+        models.BPE(),
+        trainers.BpeTrainer(vocab_size=400, special_tokens=specials, initial_alphabet=alphabet),
+        pre_tokenizers.ByteLevel(add_prefix_space=False),
+        decoders.ByteLevel(),
+    )
+
+
+def _unigram(specials: List[str], unk: str) -> Any:
+    """SentencePiece-style: Unigram pieces, words marked by a leading ``▁``."""
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    return _trained(
+        models.Unigram(),
+        trainers.UnigramTrainer(vocab_size=150, special_tokens=specials, unk_token=unk),
+        pre_tokenizers.Metaspace(),
+        decoders.Metaspace(),
+    )
+
+
+def build_encoder(family: str, out: Path) -> Path:
+    """Save a tiny random encoder of ``family`` (model, config, tokenizer files) to
+    ``out``, as ``save_pretrained`` saves a real one."""
+    import transformers as hf
+    from tokenizers import processors
+
+    sizes = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    bert_specials = dict(
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+    )
+    roberta_specials = dict(
+        bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",
+        unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+    )  # fmt: skip
+    if family in ("bert", "electra", "distilbert"):
+        lowercase = family != "bert"
+        tok = _wordpiece(lowercase)
+        vocab = tok.get_vocab_size()
+        classes = {
+            "bert": hf.BertTokenizerFast,
+            "electra": hf.ElectraTokenizerFast,
+            "distilbert": hf.DistilBertTokenizerFast,
+        }
+        tokenizer = classes[family](tokenizer_object=tok, do_lower_case=lowercase, **bert_specials)
+        if family == "bert":
+            config = hf.BertConfig(vocab_size=vocab, max_position_embeddings=WINDOW, **sizes)
+            model = hf.BertModel(config)
+        elif family == "electra":
+            # embeddings narrower than the hidden size (projected): the indicator takes
+            # the embeddings' width
+            config = hf.ElectraConfig(
+                vocab_size=vocab, embedding_size=16, max_position_embeddings=WINDOW, **sizes
+            )
+            model = hf.ElectraModel(config)
+        else:
+            config = hf.DistilBertConfig(
+                vocab_size=vocab, dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+                max_position_embeddings=WINDOW,
+            )  # fmt: skip
+            model = hf.DistilBertModel(config)
+    elif family in ("roberta", "xlm-roberta"):
+        specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+        if family == "roberta":
+            tok = _byte_level_bpe(specials)
+            tok.post_processor = processors.RobertaProcessing(
+                sep=("</s>", 2), cls=("<s>", 0), add_prefix_space=False, trim_offsets=True
+            )
+            tokenizer = hf.RobertaTokenizerFast(
+                tokenizer_object=tok, add_prefix_space=False, **roberta_specials
+            )
+            config_class, model_class = hf.RobertaConfig, hf.RobertaModel
+        else:
+            tok = _unigram(specials, "<unk>")
+            tok.post_processor = processors.TemplateProcessing(
+                single="<s> $A </s>",
+                pair="<s> $A </s> </s> $B </s>",
+                special_tokens=[("<s>", 0), ("</s>", 2)],
+            )
+            tokenizer = hf.XLMRobertaTokenizerFast(tokenizer_object=tok, **roberta_specials)
+            config_class, model_class = hf.XLMRobertaConfig, hf.XLMRobertaModel
+        # learned positions after padding_idx (1): WINDOW + 2 rows, as roberta-base's 514
+        config = config_class(
+            vocab_size=tok.get_vocab_size(), max_position_embeddings=WINDOW + 2,
+            pad_token_id=1, bos_token_id=0, eos_token_id=2, type_vocab_size=1, **sizes,
+        )  # fmt: skip
+        model = model_class(config)
+    elif family == "deberta-v3":
+        specials = ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"]
+        tok = _unigram(specials, "[UNK]")
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", 1), ("[SEP]", 2)],
+        )
+        tokenizer = hf.DebertaV2TokenizerFast(
+            tokenizer_object=tok, bos_token="[CLS]", eos_token="[SEP]", **bert_specials
+        )
+        # DeBERTa-v3's settings: relative attention only, no token types
+        config = hf.DebertaV2Config(
+            vocab_size=tok.get_vocab_size(), max_position_embeddings=WINDOW, type_vocab_size=0,
+            relative_attention=True, position_buckets=16, max_relative_positions=-1,
+            pos_att_type=["p2c", "c2p"], position_biased_input=False,
+            norm_rel_ebd="layer_norm", share_att_key=True, **sizes,
+        )  # fmt: skip
+        model = hf.DebertaV2Model(config)
+    elif family == "modernbert":
+        # ModernBERT's tokenizer: byte-level BPE, [CLS] ... [SEP], in the plain
+        # PreTrainedTokenizerFast (tokenizer_class of answerdotai/ModernBERT-base)
+        specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+        tok = _byte_level_bpe(specials)
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B [SEP]",
+            special_tokens=[("[CLS]", 1), ("[SEP]", 2)],
+        )
+        tokenizer = hf.PreTrainedTokenizerFast(
+            tokenizer_object=tok, model_input_names=["input_ids", "attention_mask"], **bert_specials
+        )
+        config = hf.ModernBertConfig(
+            vocab_size=tok.get_vocab_size(), max_position_embeddings=WINDOW, pad_token_id=3,
+            cls_token_id=1, sep_token_id=2, bos_token_id=1, eos_token_id=2,
+            global_attn_every_n_layers=2, local_attention=16, **sizes,
+        )  # fmt: skip
+        model = hf.ModernBertModel(config)
+    else:
+        raise AssertionError(family)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """family -> the directory of its tiny encoder, built once per module."""
+    root = tmp_path_factory.mktemp("encoders")
+    built: Dict[str, Path] = {}
+
+    def get(family: str) -> Path:
+        if family not in built:
+            torch.manual_seed(0)
+            built[family] = build_encoder(family, root / family)
+        return built[family]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def tok2vec(encoder_dir: Callable[[str], Path]) -> Callable[[str], Any]:
+    """family -> an initialised TransformerTok2Vec.v1 on its encoder, once per module."""
+    made: Dict[str, Any] = {}
+
+    def get(family: str) -> Any:
+        if family not in made:
+            made[family] = make_tok2vec(str(encoder_dir(family)))
+        return made[family]
+
+    return get
+
+
+def make_tok2vec(name: str, **options: Any) -> Any:
+    config = {"@architectures": TOK2VEC, "name": name, "hidden_dropout": 0.0, **options}
+    model = registry.resolve({"m": config})["m"]
+    model.initialize()
+    return model
+
+
+def shim_of(model: Any) -> Any:
+    return model.shims[0]
+
+
+@pytest.fixture(scope="module")
+def vocab() -> Any:
+    return spacy.blank("en").vocab
+
+
+def frames_of(doc: Doc) -> List[Any]:
+    """(predicate span, roleset, roles) per frame (an untrained model's V span may hold
+    a neighbour of the given predicate too)."""
+    return [
+        (
+            (f.predicate.start, f.predicate.end),
+            f.roleset,
+            [(r.start, r.end, r.label_) for r in f.roles],
+        )
+        for f in doc._.srl_frames
+    ]
+
+
+# --- tokenisation and windows ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_word_gets_its_own_running_text_pieces_and_the_special_tokens(
+    family, encoder_dir, tok2vec, vocab
+):
+    """The pieces of each word in a window are those the saved tokenizer gives it in
+    running text (a word after a space: "Ġsold", "▁sold", "sold"), and the window carries
+    the encoder's own special tokens around them."""
+    from transformers import AutoTokenizer
+
+    model = tok2vec(family)
+    saved = AutoTokenizer.from_pretrained(encoder_dir(family), local_files_only=True)
+    words = "Mary said John sold the car to Anna .".split()
+    (window,) = _plan(model, _doc_windows([Doc(vocab, words=words)])[0])
+    # running text: each of these words is one pre-token (word_ids count them)
+    running = saved(" ".join(words), add_special_tokens=True)
+    assert max(w for w in running.word_ids() if w is not None) == len(words) - 1
+    for i in range(1, len(words)):  # the first word has no space before it in the text
+        ours = [p for p, w in zip(window.ids, window.word_ids, strict=True) if w == i]
+        theirs = [
+            p for p, w in zip(running["input_ids"], running.word_ids(), strict=True) if w == i
+        ]
+        assert ours == theirs, (family, words[i], saved.convert_ids_to_tokens(ours))
+    (sub,) = _encode(model, [window])
+    row = sub.input_ids[0].tolist()
+    # e.g. [CLS] ... [SEP], <s> ... </s>
+    assert row[0] == running["input_ids"][0] and row[-1] == running["input_ids"][-1]
+    assert row[1:-1] == window.ids
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_sentence_longer_than_the_window_is_split_at_the_encoders_limit(family, tok2vec, vocab):
+    model = tok2vec(family)
+    assert _max_positions(shim_of(model)) == WINDOW  # RoBERTa, XLM-R: 34 rows less 2
+    doc = Doc(vocab, words=LONG_WORDS)
+    windows = _plan(model, _doc_windows([doc])[0])
+    subs = _encode(model, windows)
+    lengths = [int(m.sum()) for sub in subs for m in sub.attention_mask]
+    assert len(windows) >= 2 and max(lengths) <= WINDOW
+    # nothing truncated: every word has its pieces in one of the windows
+    assert sorted(w.start + i for w in windows for i in set(w.word_ids)) == list(range(40))
+    (X,) = model.predict([doc])
+    assert X.shape == (40, 32) and (numpy.abs(X).sum(axis=1) > 0).all()
+
+
+# --- training, saving, loading -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
+@pytest.mark.parametrize("family", FAMILIES)
+def test_trains_saves_loads_and_predicts_the_same_frames(
+    family, architecture, encoder_dir, tmp_path, monkeypatch
+):
+    """A tiny lisa_srl on the encoder trains (gradients reach the transformer and, in the
+    predicate-aware encoding, its mark), and after to_disk / spacy.load, with the encoder
+    directory gone and the hub offline, gives the same frames, also on a sentence longer
+    than the encoder's window."""
+    local = tmp_path / family
+    shutil.copytree(encoder_dir(family), local)
+    model = copy.deepcopy(TINY_MODEL)
+    model["@architectures"] = ARCHITECTURES[architecture]
+    model["tok2vec"] = {"@architectures": TOK2VEC, "name": str(local), "hidden_dropout": 0.0}
+    nlp = spacy.blank("xx")  # tokenizes these sentences as "en" does, and loads faster
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("lisa_srl", config={"model": model, "predicate_source": "doc"})
+    encoder = shim_of(nlp.get_pipe("lisa_srl").model.get_ref("tok2vec")).encoder
+    examples = gold_examples(nlp, TEXT_SENTENCES)
+    optimizer = nlp.initialize(lambda: examples)
+    assert encoder.predicate_mark == AUTO_MARK[family]
+    before = encoder.transformer.get_input_embeddings().weight.detach().clone()
+    losses: Dict[str, float] = {}
+    for _ in range(2):
+        nlp.update(examples, sgd=optimizer, drop=0.0, losses=losses)
+    assert numpy.isfinite(losses["lisa_srl"]) and losses["lisa_srl"] > 0
+    assert not torch.equal(before, encoder.transformer.get_input_embeddings().weight)
+    indicator = encoder.predicate_indicator
+    if AUTO_MARK[family] == "token_type":
+        assert indicator is None
+    else:
+        weight = indicator.weight.detach()
+        assert not weight[0].any()  # unmarked pieces: the transformer's own input
+        # learnt by the marked pass only
+        assert bool(weight[1].any()) == (architecture == "predicate_aware")
+
+    texts = ["She said she would come .", " ".join(LONG_WORDS)]
+    predicates = [[1, 4], [1, 12]]
+
+    def frames(pipeline):
+        docs = []
+        for text, marked in zip(texts, predicates, strict=True):
+            doc = pipeline.make_doc(text)
+            doc._.srl_predicates = marked
+            docs.append(pipeline(doc))
+        return [frames_of(doc) for doc in docs]
+
+    expected = frames(nlp)
+    for doc_frames, marked in zip(expected, predicates, strict=True):
+        assert len(doc_frames) == len(marked)
+        spans = [span for span, _, _ in doc_frames]
+        assert all(start <= p < end for (start, end), p in zip(spans, marked, strict=True))
+    nlp.to_disk(tmp_path / "pipeline")
+    shutil.rmtree(local)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty_hf_home"))
+    loaded = spacy.load(tmp_path / "pipeline")
+    loaded_encoder = shim_of(loaded.get_pipe("lisa_srl").model.get_ref("tok2vec")).encoder
+    assert loaded_encoder.predicate_mark == AUTO_MARK[family]
+    assert frames(loaded) == expected
+
+
+# --- the predicate mark ------------------------------------------------------------------
+
+
+def _marked_update(model: Any, doc: Doc, optimizer: Any) -> None:
+    Xs, backprop = encode_marked(model, MarkedWindows([doc], [(0, 0, len(doc), 1)]), True)
+    # random: a gradient of ones is nearly orthogonal to what a LayerNorm passes back
+    rng = numpy.random.RandomState(0)
+    backprop([rng.normal(size=x.shape).astype("float32") for x in Xs])
+    model.finish_update(optimizer)
+
+
+@pytest.mark.parametrize(
+    "setting", [{"learn_rate_scale": 0.0}, {"frozen": True}], ids=["learn_rate_scale_0", "frozen"]
+)
+def test_the_indicator_learns_at_the_full_rate_also_over_a_fixed_transformer(
+    setting, encoder_dir, vocab
+):
+    """predicate_mark = "indicator" forced on an encoder with two token types (as on the
+    MiniLM for a comparison): its weights are the shim's own, updated at the full rate by
+    finish_update, also where the transformer does not move (learn_rate_scale 0, or
+    frozen: the indicator's gradient then flows through the fixed transformer)."""
+    model = make_tok2vec(str(encoder_dir("bert")), predicate_mark="indicator", **setting)
+    encoder = shim_of(model).encoder
+    assert encoder.predicate_mark == "indicator" and encoder.predicate_indicator is not None
+    transformer_before = {k: v.clone() for k, v in encoder.transformer.state_dict().items()}
+    doc = Doc(vocab, words="John sold the car .".split())
+    unmarked = model.predict([doc])[0]
+    marked_before = encode_marked(model, MarkedWindows([doc], [(0, 0, 5, 1)]), False)[0][0]
+    numpy.testing.assert_allclose(marked_before, unmarked, atol=1e-5)  # zero: no change
+    _marked_update(model, doc, Adam(0.01))
+    weight = encoder.predicate_indicator.weight.detach()
+    # Adam's first step moves each weight by about the rate (0.01), not 0 x or 0.1 x it
+    assert not weight[0].any() and weight[1].abs().median() > 0.005
+    after = encoder.transformer.state_dict()
+    assert all(torch.equal(transformer_before[k], after[k]) for k in after)
+    marked_after = encode_marked(model, MarkedWindows([doc], [(0, 0, 5, 1)]), False)[0][0]
+    assert numpy.abs(marked_after - unmarked).max() > 1e-3  # the mark now changes it
+
+
+def test_forced_marks_and_their_errors(encoder_dir):
+    with pytest.raises(ValueError, match=r"\[E179\].*predicate_mark='segment'"):
+        registry.resolve({"m": {"@architectures": TOK2VEC, "predicate_mark": "segment"}})
+    with pytest.raises(ValueError, match=r"\[E172\].*has 1 token type"):
+        make_tok2vec(str(encoder_dir("roberta")), predicate_mark="token_type")
+    forced = make_tok2vec(str(encoder_dir("bert")), predicate_mark="indicator")
+    fresh = registry.resolve({"m": {"@architectures": TOK2VEC, "name": "/gone"}})["m"]
+    fresh.from_bytes(forced.to_bytes())  # the saved mark wins over the config's "auto"
+    assert shim_of(fresh).encoder.predicate_mark == "indicator"
+
+
+def test_the_indicator_can_be_forced_on_the_minilm_config_by_an_override():
+    """The comparison of the two marks on the MiniLM runs with a config override."""
+    from spacy.util import load_config
+
+    config_path = Path(__file__).resolve().parents[2] / "configs" / "lisa_trf_marked.cfg"
+    key = "components.lisa_srl.model.tok2vec.predicate_mark"
+    config = load_config(config_path, overrides={key: "indicator"})
+    tok2vec = registry.resolve({"m": config["components"]["lisa_srl"]["model"]["tok2vec"]})["m"]
+    assert tok2vec.attrs["predicate_mark"] == "indicator"
+
+
+# --- hub names ---------------------------------------------------------------------------
+
+CACHE_VARIABLES = (
+    "TRANSFORMERS_CACHE",
+    "PYTORCH_TRANSFORMERS_CACHE",
+    "PYTORCH_PRETRAINED_BERT_CACHE",
+    "HF_HUB_CACHE",
+    "HUGGINGFACE_HUB_CACHE",
+)
+MISSING = "nonexistent-org/nonexistent-model"
+
+
+@pytest.fixture
+def offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The hub offline, its cache an empty HF_HOME; returns HF_HOME."""
+    home = tmp_path / "hf_home"
+    home.mkdir()
+    for var in CACHE_VARIABLES:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return home
+
+
+def test_a_hub_name_not_cached_offline_says_how_to_fetch_it(offline_hub):
+    with pytest.raises(ConfigValidationError) as info:
+        make_tok2vec(MISSING)
+    message = " ".join(str(info.value).split())
+    assert "[E181]" in message and str(offline_hub / "hub") in message
+    assert "HF_HUB_OFFLINE" in message
+    assert f"huggingface-cli download {MISSING}" in message
+    assert isinstance(info.value, ValueError)
+
+
+def test_a_hub_name_resolves_through_the_cache(offline_hub, encoder_dir, vocab):
+    """A hub name is read from transformers' cache under HF_HOME (laid out as the hub
+    client writes it), offline."""
+    repo = offline_hub / "hub" / "models--tiny-org--tiny-roberta"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    shutil.copytree(encoder_dir("roberta"), repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    model = make_tok2vec("tiny-org/tiny-roberta")
+    assert shim_of(model).encoder.predicate_mark == "indicator"
+    assert model.predict([Doc(vocab, words=["Hello", "world"])])[0].shape == (2, 32)
+
+
+def test_a_missing_directory_is_not_taken_for_a_hub_name(tmp_path):
+    with pytest.raises(ConfigValidationError, match=r"\[E180\].*neither a local directory"):
+        make_tok2vec(str(tmp_path / "no" / "such" / "model"))
+
+
+def test_spacy_train_prints_the_hub_error_without_a_traceback(offline_hub, tmp_path, capsys):
+    """`spacy train` initialises the pipeline inside spaCy's show_validation_error: the
+    error is printed as one message and the command exits 1, no traceback."""
+    from spacy.cli.train import train
+
+    nlp = spacy.blank("en")
+    corpus = tmp_path / "train.spacy"
+    references = [example.reference for example in gold_examples(nlp, TEXT_SENTENCES)]
+    DocBin(docs=references, store_user_data=True).to_disk(corpus)
+    model = copy.deepcopy(TINY_MODEL)
+    model["tok2vec"] = {"@architectures": TOK2VEC, "name": MISSING}
+    nlp.add_pipe("lisa_srl", config={"model": model})
+    config_path = tmp_path / "config.cfg"
+    nlp.config.to_disk(config_path)  # complete: spaCy's training defaults filled in
+    with pytest.raises(SystemExit) as exit_info:
+        train(config_path, overrides={"paths.train": str(corpus), "paths.dev": str(corpus)})
+    assert exit_info.value.code == 1
+    out = capsys.readouterr()
+    printed = " ".join((out.out + out.err).split())
+    assert f"[E181] Transformer weights '{MISSING}'" in printed
+    assert "Traceback" not in printed
