@@ -27,6 +27,7 @@ from spacy.util import registry
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples
 from thinc.api import Adam, ConfigValidationError
 
+from spacy_lisa.models.pretrained import CACHE_VARIABLES
 from spacy_lisa.models.transformer import (
     MarkedWindows,
     _doc_windows,
@@ -470,13 +471,6 @@ def test_the_indicator_can_be_forced_on_the_minilm_config_by_an_override():
 
 # --- hub names ---------------------------------------------------------------------------
 
-CACHE_VARIABLES = (
-    "TRANSFORMERS_CACHE",
-    "PYTORCH_TRANSFORMERS_CACHE",
-    "PYTORCH_PRETRAINED_BERT_CACHE",
-    "HF_HUB_CACHE",
-    "HUGGINGFACE_HUB_CACHE",
-)
 MISSING = "nonexistent-org/nonexistent-model"
 
 
