@@ -156,7 +156,8 @@ def _marked_token_vectors(
     marked (and its backprop), or the sentence pass's rows (and None)."""
     if not reencodes_predicates(model):
         return [Xs[doc_i][start:end] for doc_i, start, end, _ in items], None
-    from .transformer import MarkedWindows, encode_marked
+    from .transformer import encode_marked
+    from .wordpieces import MarkedWindows
 
     tok2vec = tok2vec_layer(model)
     with torch_gemm(tok2vec, enabled=not is_train):

@@ -19,7 +19,7 @@ Any Hugging Face encoder with a fast tokenizer: WordPiece (BERT, ELECTRA, Distil
 byte-level BPE (RoBERTa, ModernBERT: loaded with a prefix space before every word, so a
 word's pieces are those it has in running text) and SentencePiece ``▁`` (XLM-R,
 DeBERTa-v3); windows are cut to the encoder's own position limit with its special tokens
-(:func:`_max_positions`). The predicate-aware architecture's mark reaches the transformer
+(:mod:`.wordpieces`). The predicate-aware architecture's mark reaches the transformer
 as token type 1 or as a learned indicator (``predicate_mark``, see
 :mod:`.transformer_torch`).
 
@@ -35,10 +35,8 @@ inside functions only.
 from __future__ import annotations
 
 import io
-import json
 import tempfile
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
 
@@ -53,6 +51,18 @@ from thinc.util import get_torch_default_device
 from ..errors import Errors
 from .averaged_shim import AveragedPyTorchShim
 from .pretrained import config_error, load_pretrained, model_source
+from .wordpieces import (
+    MarkedWindows,
+    RawWindow,
+    Window,
+    doc_windows,
+    marked_windows,
+    max_content,
+    plan_windows,
+    prefix_spaced,
+    special_ids,
+    sub_batches,
+)
 
 if TYPE_CHECKING:
     from .transformer_torch import TransformerTokenEncoder
@@ -182,7 +192,7 @@ class TransformerShim(AveragedPyTorchShim):
         # freshly loaded transformer's, always the CPU
         self._model.to(get_torch_default_device())
         self.tokenizer = tokenizer
-        self.special_ids = _special_ids(tokenizer)
+        self.special_ids = special_ids(tokenizer)
         self.cache.clear()
 
     def finish_update(self, optimizer: Optimizer) -> None:
@@ -239,10 +249,8 @@ class TransformerShim(AveragedPyTorchShim):
                 for fname, data in msg["tokenizer"].items():
                     (Path(tmp) / fname).write_bytes(data)
                 tokenizer = AutoTokenizer.from_pretrained(tmp, local_files_only=True, use_fast=True)
-            # bytes saved before predicate_mark existed: BERT-style token types
-            mark = msg.get("predicate_mark", "token_type")
             transformer = AutoModel.from_config(config)
-            self.build(transformer, _prefix_spaced(tokenizer), predicate_mark=mark)
+            self.build(transformer, prefix_spaced(tokenizer), predicate_mark=msg["predicate_mark"])
         state = torch.load(io.BytesIO(msg["state"]), map_location=self.device, weights_only=True)
         self._model.load_state_dict(state)
         self.cache.clear()
@@ -306,7 +314,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Any = None) -> None:
         raise config_error(Errors.E164.format(path=source.name, reason=reason))
     mark = resolve_predicate_mark(model.attrs["predicate_mark"], transformer.config)
     shim = _shim(model)
-    shim.build(transformer, _prefix_spaced(tokenizer), predicate_mark=mark)
+    shim.build(transformer, prefix_spaced(tokenizer), predicate_mark=mark)
     model.set_dim("nO", shim.encoder.width, force=True)
 
 
@@ -325,310 +333,25 @@ def _shim(model: Model) -> TransformerShim:
     return model.shims[0]  # type: ignore[return-value]
 
 
-# --- the tokenizer and the encoder's limits ------------------------------------------
-
-
-def _prefix_spaced(tokenizer: Any) -> Any:
-    """``tokenizer`` (fast) with a space before every pre-tokenised word, as the word has
-    in running text: byte-level BPE (RoBERTa, ModernBERT) is often saved without
-    (``add_prefix_space = false``, e.g. roberta-base), so that a word inside a sentence
-    would get the pieces of a word-initial string ("sold" -> "s", "old" instead of
-    "Ġsold"), and RobertaTokenizerFast refuses pre-tokenised input. A SentencePiece
-    Metaspace that never prepends ``▁`` is set to always. WordPiece has no such setting.
-    Changes the tokenizer in place (and what it saves); returns it."""
-    from tokenizers import Tokenizer
-
-    backend = tokenizer.backend_tokenizer
-    state = json.loads(backend.to_str())
-    changed = False
-    byte_level = False
-    for node in _pre_tokenizers(state.get("pre_tokenizer")):
-        if node.get("type") == "ByteLevel":
-            byte_level = True
-            changed |= not node.get("add_prefix_space", False)
-            node["add_prefix_space"] = True
-        elif node.get("type") == "Metaspace" and node.get("prepend_scheme") == "never":
-            changed = True
-            node["prepend_scheme"] = "always"
-    if changed:  # rebuilt from the edited JSON state
-        backend.pre_tokenizer = Tokenizer.from_str(json.dumps(state)).pre_tokenizer
-    if byte_level:
-        # RobertaTokenizerFast checks it for is_split_into_words; saved, it keeps
-        # RobertaTokenizerFast.__init__ from setting the pre-tokenizer back
-        tokenizer.add_prefix_space = True
-        tokenizer.init_kwargs["add_prefix_space"] = True
-    return tokenizer
-
-
-def _pre_tokenizers(node: Any) -> List[Dict[str, Any]]:
-    """The pre-tokenizers in a pre-tokenizer's JSON state, Sequences flattened."""
-    if not isinstance(node, dict):
-        return []
-    if node.get("type") == "Sequence":
-        return [leaf for child in node.get("pretokenizers", []) for leaf in _pre_tokenizers(child)]
-    return [node]
-
-
-def _special_ids(tokenizer: Any) -> Tuple[List[int], List[int]]:
-    """The special token ids the tokenizer's post-processor puts before and after a
-    sequence (BERT: [CLS] / [SEP]; RoBERTa, XLM-R: <s> / </s>), read from an encoding of
-    one word: also right for a plain PreTrainedTokenizerFast (ModernBERT), whose
-    ``build_inputs_with_special_tokens`` adds nothing."""
-    enc = tokenizer([["a"]], is_split_into_words=True, add_special_tokens=True)
-    ids, word_ids = enc["input_ids"][0], enc.word_ids(0)
-    content = [i for i, w in enumerate(word_ids) if w is not None]
-    if not content:  # the probe word has no piece: the tokenizer adds nothing around it
-        return list(ids), []
-    prefix, suffix = list(ids[: content[0]]), list(ids[content[-1] + 1 :])
-    if not prefix and not suffix:
-        # a tokenizer.json without post-processor: the class's own rule, if it has one
-        probe = tokenizer.build_inputs_with_special_tokens([-1])
-        if -1 in probe:
-            at = probe.index(-1)
-            prefix, suffix = probe[:at], probe[at + 1 :]
-    return prefix, suffix
-
-
-def _max_positions(shim: TransformerShim) -> int:
-    """Most wordpieces (special tokens included) the transformer takes in one window:
-    its ``max_position_embeddings``, less the offset of RoBERTa-style learned positions
-    (RoBERTa, XLM-R, CamemBERT: ids start after ``padding_idx``, so 514 rows hold 512
-    positions), and at most the tokenizer's ``model_max_length`` where that is set."""
-    import torch
-
-    transformer, tok = shim.encoder.transformer, shim.tokenizer
-    limit = int(getattr(transformer.config, "max_position_embeddings", 0) or 0)
-    embeddings = getattr(transformer, "embeddings", None)
-    positions = getattr(embeddings, "position_embeddings", None)
-    if isinstance(positions, torch.nn.Embedding) and positions.padding_idx is not None:
-        limit = positions.num_embeddings - positions.padding_idx - 1
-    # transformers' VERY_LARGE_INTEGER (1e30) where the tokenizer was saved without one
-    model_max = int(getattr(tok, "model_max_length", 0) or 0)
-    if 0 < model_max < 1_000_000 and (not limit or model_max < limit):
-        limit = model_max
-    return limit or 512  # neither says: BERT's
-
-
-# --- input preparation -------------------------------------------------------------
-
-
-def _windows(doc: Doc) -> List[Tuple[int, int]]:
-    """Token ranges the transformer sees: sentences if annotated, else the whole doc."""
-    if not len(doc):
-        return []
-    if doc.has_annotation("SENT_START"):
-        return [(s.start, s.end) for s in doc.sents]
-    return [(0, len(doc))]
-
-
-def _max_content(shim: TransformerShim) -> int:
-    """Most content wordpieces per window (:func:`_max_positions` minus the special
-    tokens)."""
-    prefix, suffix = shim.special_ids
-    return max(1, _max_positions(shim) - len(prefix) - len(suffix))
-
-
-def _split(word_ids: List[Optional[int]], n_words: int, limit: int) -> List[Tuple[int, int]]:
-    """Split a window (word range [0, n_words)) greedily so that each part has at most
-    ``limit`` wordpieces; returns word ranges."""
-    counts = numpy.bincount([w for w in word_ids if w is not None], minlength=n_words)
-    parts: List[Tuple[int, int]] = []
-    start, total = 0, 0
-    for i, c in enumerate(counts.tolist()):
-        if total + c > limit and i > start:
-            parts.append((start, i))
-            start, total = i, 0
-        total += c
-    parts.append((start, n_words))
-    return parts
-
-
-# (output row of the window's first token, its words, the marked word's index or None)
-RawWindow = Tuple[int, List[str], Optional[int]]
-
-
-@dataclass
-class MarkedWindows:
-    """Input of ``TransformerTok2Vec.v1`` for predicate-aware encoding: per item ``(doc,
-    start, end, predicate)``, the tokens ``[start, end)`` of ``docs[doc]`` as one window
-    whose token ``predicate`` (an absolute index inside it) is marked: its wordpieces
-    get mark 1, every other wordpiece 0, passed as token type (as AllenNLP's BERT SRL
-    marks the verb) or as the learned indicator (``predicate_mark``).
-    The output holds one ``[end - start, H]`` array per item, in item order."""
-
-    docs: List[Doc]
-    items: List[Tuple[int, int, int, int]]
-
-
-def _doc_windows(docs: List[Doc]) -> Tuple[List[RawWindow], List[int]]:
-    """The windows the transformer sees in ``docs`` (sentences, or whole docs), as (output
-    row of the first token, words, None), and the rows of each doc's output array."""
-    raw: List[RawWindow] = []
-    offset = 0
-    for doc in docs:
-        words = [t.text for t in doc]
-        for start, end in _windows(doc):
-            raw.append((offset + start, words[start:end], None))
-        offset += len(doc)
-    return raw, [len(doc) for doc in docs]
-
-
-def _marked_windows(X: MarkedWindows) -> Tuple[List[RawWindow], List[int]]:
-    """The windows of ``X``, one per item, as (output row of the first token, words,
-    the marked word), and the rows of each item's output array."""
-    raw: List[RawWindow] = []
-    offset = 0
-    words_of: Dict[int, List[str]] = {}
-    lengths = []
-    for doc_i, start, end, predicate in X.items:
-        if not start <= predicate < end <= len(X.docs[doc_i]):
-            raise ValueError(
-                Errors.E156.format(
-                    doc=doc_i,
-                    n_tokens=len(X.docs[doc_i]),
-                    message=f"marked window ({start}, {end}) with predicate {predicate}",
-                )
-            )
-        if doc_i not in words_of:
-            words_of[doc_i] = [t.text for t in X.docs[doc_i]]
-        raw.append((offset, words_of[doc_i][start:end], predicate - start))
-        lengths.append(end - start)
-        offset += end - start
-    return raw, lengths
-
-
 def _plan(model: Model, raw: List[RawWindow]) -> List[Window]:
-    """The windows ``raw`` in order, tokenised (one fast-tokenizer call over the distinct
-    windows: a sentence's marked copies share theirs), with over-long windows split
-    greedily by tokens."""
+    """The windows ``raw`` tokenised with the model's tokenizer, cut to its limit."""
     shim = _shim(model)
-    if not raw:
-        return []
-    distinct: Dict[Tuple[str, ...], int] = {}
-    for _, words, _ in raw:
-        distinct.setdefault(tuple(words), len(distinct))
-    enc = shim.tokenizer(
-        [list(words) for words in distinct], is_split_into_words=True, add_special_tokens=False
-    )
-    limit = _max_content(shim)
-    windows: List[Window] = []
-    for start, words, mark in raw:
-        k = distinct[tuple(words)]
-        ids = enc.encodings[k].ids
-        word_ids = enc.word_ids(k)
-        if len(ids) <= limit:
-            windows.append(Window(start, words, ids, word_ids, mark))
-            continue
-        for b, e in _split(word_ids, len(words), limit):
-            keep = [j for j, w in enumerate(word_ids) if w is not None and b <= w < e]
-            keep = keep[:limit]  # a single word over the limit is truncated
-            windows.append(
-                Window(
-                    start + b,
-                    words[b:e],
-                    [ids[j] for j in keep],
-                    [word_ids[j] - b for j in keep],  # type: ignore[operator]
-                    mark - b if mark is not None and b <= mark < e else None,
-                )
-            )
-    return windows
-
-
-class Window:
-    """A transformer input: output row of its first token, its words, its content
-    wordpiece ids with their word index (None: no word), and the index of its marked
-    word (predicate-aware encoding) or None."""
-
-    __slots__ = ("start", "words", "ids", "word_ids", "mark")
-
-    def __init__(
-        self,
-        start: int,
-        words: List[str],
-        ids: List[int],
-        word_ids: List[Any],
-        mark: Optional[int] = None,
-    ):
-        self.start = start
-        self.words = words
-        self.ids = ids
-        self.word_ids = word_ids
-        self.mark = mark
+    limit = max_content(shim.encoder.transformer, shim.tokenizer, shim.special_ids)
+    return plan_windows(shim.tokenizer, raw, limit)
 
 
 def _encode(model: Model, windows: List[Window]) -> List[Any]:
-    """Add special tokens, map wordpieces to global token rows and group the windows
-    into length-sorted sub-batches of at most ``max_batch_wordpieces`` padded pieces."""
-    import torch
-
-    from .transformer_torch import SubBatch
-
-    if not windows:
-        return []
+    """The windows' padded sub-batches for the model's transformer call."""
     shim = _shim(model)
-    tok = shim.tokenizer
-    first_only = model.attrs["pooling"] == "first"
-    prefix, suffix = shim.special_ids
-    n_prefix, n_suffix = len(prefix), len(suffix)
-    marked = any(win.mark is not None for win in windows)
-    rows: List[Tuple[List[int], List[int], List[int]]] = []
-    for win in windows:
-        index: List[int] = []
-        prev = None
-        for w in win.word_ids:
-            if w is None or (first_only and w == prev):
-                index.append(-1)
-            else:
-                index.append(win.start + w)
-            prev = w
-        # mark 1 on every wordpiece of the marked word (all pieces, also with
-        # first-piece pooling: the mark is the transformer's input, not its pooling)
-        marks = [int(w is not None and w == win.mark) for w in win.word_ids]
-        rows.append(
-            (
-                prefix + list(win.ids) + suffix,
-                [-1] * n_prefix + index + [-1] * n_suffix,
-                [0] * n_prefix + marks + [0] * n_suffix,
-            )
-        )
-    # sort by length; grow a sub-batch while rows x longest stays under the budget, so
-    # that padding stays small
-    order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
-    budget = model.attrs["max_batch_wordpieces"]
-    groups: List[List[int]] = []
-    current: List[int] = []
-    for i in order:
-        longest = len(rows[i][0])  # ascending: the new row is the longest
-        if current and (len(current) + 1) * longest > budget:
-            groups.append(current)
-            current = []
-        current.append(i)
-    if current:
-        groups.append(current)
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
-    device = shim.device
-    subs = []
-    for group in groups:
-        L = max(len(rows[i][0]) for i in group)
-        ids_arr = numpy.full((len(group), L), pad_id, dtype="int64")
-        mask_arr = numpy.zeros((len(group), L), dtype="int64")
-        index_arr = numpy.full((len(group), L), -1, dtype="int64")
-        marks_arr = numpy.zeros((len(group), L), dtype="int64")
-        for r, i in enumerate(group):
-            n = len(rows[i][0])
-            ids_arr[r, :n] = rows[i][0]
-            mask_arr[r, :n] = 1
-            index_arr[r, :n] = rows[i][1]
-            marks_arr[r, :n] = rows[i][2]
-        subs.append(
-            SubBatch(
-                input_ids=torch.from_numpy(ids_arr).to(device),
-                attention_mask=torch.from_numpy(mask_arr).to(device),
-                token_index=torch.from_numpy(index_arr.reshape(-1)).to(device),
-                marks=torch.from_numpy(marks_arr).to(device) if marked else None,
-            )
-        )
-    return subs
+    pad_id = shim.tokenizer.pad_token_id
+    return sub_batches(
+        windows,
+        special=shim.special_ids,
+        pad_id=pad_id if pad_id is not None else 0,
+        first_only=model.attrs["pooling"] == "first",
+        budget=model.attrs["max_batch_wordpieces"],
+        device=shim.device,
+    )
 
 
 # --- forward -------------------------------------------------------------------------
@@ -638,7 +361,7 @@ def forward(
     model: Model[List[Doc], List[Floats2d]], docs: List[Doc], is_train: bool
 ) -> Tuple[List[Floats2d], Callable[[List[Floats2d]], Any]]:
     """Token vectors per doc; the frozen transformer's cache is used in training."""
-    raw, lengths = _doc_windows(docs)
+    raw, lengths = doc_windows(docs)
     Xs, backprop_run = _run(model, raw, lengths, is_train, cacheable=True)
 
     def backprop(dXs: List[Floats2d]) -> List[Doc]:
@@ -654,7 +377,7 @@ def encode_marked(
     """Token vectors per item of ``X``, each window encoded with its predicate marked
     (the predicate-aware architecture's second pass): the same transformer and weights
     as :func:`forward`, called on ``model`` (a ``TransformerTok2Vec.v1``)."""
-    raw, lengths = _marked_windows(X)
+    raw, lengths = marked_windows(X)
     Xs, backprop_run = _run(model, raw, lengths, is_train, cacheable=False)
 
     def backprop(dXs: List[Floats2d]) -> MarkedWindows:

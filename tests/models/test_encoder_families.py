@@ -28,14 +28,8 @@ from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples
 from thinc.api import Adam, ConfigValidationError
 
 from spacy_lisa.models.pretrained import CACHE_VARIABLES
-from spacy_lisa.models.transformer import (
-    MarkedWindows,
-    _doc_windows,
-    _encode,
-    _max_positions,
-    _plan,
-    encode_marked,
-)
+from spacy_lisa.models.transformer import _encode, _plan, encode_marked
+from spacy_lisa.models.wordpieces import MarkedWindows, doc_windows, max_positions
 
 FAMILIES = ["bert", "electra", "distilbert", "roberta", "xlm-roberta", "deberta-v3", "modernbert"]
 # how each marks a predicate with predicate_mark = "auto": token type 1 where the config
@@ -311,7 +305,7 @@ def test_each_word_gets_its_own_running_text_pieces_and_the_special_tokens(
     model = tok2vec(family)
     saved = AutoTokenizer.from_pretrained(encoder_dir(family), local_files_only=True)
     words = "Mary said John sold the car to Anna .".split()
-    (window,) = _plan(model, _doc_windows([Doc(vocab, words=words)])[0])
+    (window,) = _plan(model, doc_windows([Doc(vocab, words=words)])[0])
     # running text: each of these words is one pre-token (word_ids count them)
     running = saved(" ".join(words), add_special_tokens=True)
     assert max(w for w in running.word_ids() if w is not None) == len(words) - 1
@@ -331,9 +325,11 @@ def test_each_word_gets_its_own_running_text_pieces_and_the_special_tokens(
 @pytest.mark.parametrize("family", FAMILIES)
 def test_a_sentence_longer_than_the_window_is_split_at_the_encoders_limit(family, tok2vec, vocab):
     model = tok2vec(family)
-    assert _max_positions(shim_of(model)) == WINDOW  # RoBERTa, XLM-R: 34 rows less 2
+    assert (
+        max_positions(shim_of(model).encoder.transformer, shim_of(model).tokenizer) == WINDOW
+    )  # RoBERTa, XLM-R: 34 rows less 2
     doc = Doc(vocab, words=LONG_WORDS)
-    windows = _plan(model, _doc_windows([doc])[0])
+    windows = _plan(model, doc_windows([doc])[0])
     subs = _encode(model, windows)
     lengths = [int(m.sum()) for sub in subs for m in sub.attention_mask]
     assert len(windows) >= 2 and max(lengths) <= WINDOW

