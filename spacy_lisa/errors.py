@@ -42,6 +42,11 @@ class Warnings(metaclass=ErrorsWithCodes):
         "model scores no dependency labels (it was trained without them). The heads are "
         "the model's; take labels from a parser, or retrain with dependency labels."
     )
+    W006 = (
+        "Left out {n} of the {total} PropBank frame files in '{path}' that are not "
+        "well-formed XML: {files}. Their rolesets are no sense candidates; fix the XML to "
+        "use them."
+    )
 
 
 class Errors(metaclass=ErrorsWithCodes):
@@ -94,7 +99,6 @@ class Errors(metaclass=ErrorsWithCodes):
         "No PropBank frame files (*.xml) in '{path}'. Point propbank_frames at the "
         "'frames' directory of a PropBank release (one <predicate> file per lemma)."
     )
-    E029 = "{path}: not a valid PropBank frame file ({detail}). Remove it or fix the XML."
     E030 = (
         "'{name}' reads static word vectors of {width} dimensions from the pipeline's shared "
         "vocab.vectors (spaCy's MultiHashEmbed with include_static_vectors), but this "
@@ -226,6 +230,27 @@ class Errors(metaclass=ErrorsWithCodes):
         "merge_sentences cannot merge sentences that carry a teacher's distributions "
         "(distillation data, {doc}): set merge_sentences = 0 in the reader of a "
         "distillation corpus."
+    )
+    E127 = (
+        "{path}: not a folder. Pass the 'frames' folder of a PropBank frames release (one "
+        "<lemma>.xml frame file per lemma) with --frames DIR."
+    )
+    E128 = (
+        "{path}: no PropBank frame files (*.xml) in this folder. Pass the 'frames' folder of "
+        "a PropBank frames release, the one that holds sell.xml, take.xml, ..."
+    )
+    E129 = (
+        "heldout_share = {share}: the share of lemmas held out must lie in [0, 1). Pass "
+        "e.g. 0.1 to hold out a tenth of the lemmas, or 0 to hold out none."
+    )
+    E130 = (
+        "{path}: cannot read the lemmas to exclude ({detail}). Pass a .spacy file with gold "
+        "frames (their lemmas and rolesets are excluded) or a text file with one lemma per "
+        "line."
+    )
+    E131 = (
+        "The training and held-out outputs are the same file ({path}): the held-out part "
+        "would overwrite the training part. Pass two different paths."
     )
 
     # --- the LISA model (models/lisa, lisa_torch, loss, schedules) (E150-E160) ----------------

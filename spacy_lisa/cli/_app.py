@@ -12,7 +12,8 @@ app = typer.Typer(
     add_completion=False,
 )
 convert_app = typer.Typer(
-    help="Convert SRL corpora (EWT, CoNLL-2012, CoNLL-2005, Universal PropBank) to DocBin.",
+    help="Convert SRL corpora (EWT, CoNLL-2012, CoNLL-2005, Universal PropBank, PropBank "
+    "frame-file examples) to DocBin.",
     no_args_is_help=True,
 )
 app.add_typer(convert_app, name="convert")

@@ -1,7 +1,8 @@
-"""``spacy-lisa convert ewt|conll2012|conll2005|up``: SRL corpora to ``.spacy`` DocBins
-with gold frames. Each shows a progress bar and ends with a summary table; malformed
+"""``spacy-lisa convert ewt|conll2012|conll2005|up|frames``: SRL corpora to ``.spacy``
+DocBins with gold frames. Each shows a progress bar and ends with a summary table; malformed
 input stops with the file, line and problem (exit code 1) unless ``--skip-invalid``
-counts it as a skip instead."""
+counts it as a skip instead. ``frames`` (the PropBank frame files' examples) always
+skips and counts what it cannot use: those files are hand-edited and have defects."""
 
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, Optional
@@ -16,6 +17,13 @@ from ..corpus.conll2005 import read_conll2005
 from ..corpus.conll2012 import read_conll2012
 from ..corpus.docbin import convert_to_docbin
 from ..corpus.ewt import join_ewt, join_trees
+from ..corpus.propbank_frames import FramesReport
+from ..corpus.propbank_frames_split import (
+    check_heldout_share,
+    check_outputs,
+    convert_frames,
+    read_lemma_list,
+)
 from ..corpus.records import SentenceRecord
 from ..corpus.stats import MAX_SKIPS_SHOWN, CorpusStats
 from ..corpus.universal_propbank import ArgumentSpans, read_universal_propbank
@@ -235,3 +243,78 @@ def convert_up_cli(
         return read_universal_propbank(file, argument_spans=spans, on_invalid=on_invalid)
 
     _convert("Universal PropBank", read, output, stats_json, skip_invalid, n_sents, limit)
+
+
+def print_frames_report(report: FramesReport) -> None:
+    """The frame files' counts and the first skips (all of them go to --stats-json)."""
+    msg.table(
+        report.table_rows(), header=("", "count"), aligns=("l", "r"), divider=True, max_col=60
+    )
+    if report.skipped_items:
+        msg.warn(
+            f"Skipped or dropped {len(report.skipped_items)} file(s), example(s), argument(s):"
+        )
+        for item in report.skipped_items[:MAX_SKIPS_SHOWN]:
+            msg.text(f"  [{item['kind']}: {item['reason']}] {item['where']}: {item['detail']}")
+        more = len(report.skipped_items) - MAX_SKIPS_SHOWN
+        if more > 0:
+            msg.text(f"  ... and {more} more (all of them in --stats-json)")
+
+
+@convert_app.command("frames")
+def convert_frames_cli(
+    frames: Path = typer.Option(
+        ..., "--frames", help="The 'frames' folder of PropBank frame files (<lemma>.xml)"
+    ),
+    output: Path = OUTPUT,
+    heldout_output: Path = typer.Option(
+        ..., "--heldout-output", help="The .spacy file for the held-out lemmas", dir_okay=False
+    ),
+    heldout_share: float = typer.Option(
+        0.1, "--heldout-share", help="Share of the lemmas held out, in [0, 1)"
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the choice of held-out lemmas"),
+    exclude_lemmas: Optional[Path] = typer.Option(
+        None,
+        "--exclude-lemmas",
+        dir_okay=False,
+        help="Leave out the examples of these lemmas: a .spacy file (its frames' lemmas) "
+        "or a text file with one lemma per line",
+    ),
+    stats_json: Optional[Path] = STATS_JSON,
+) -> None:
+    """Convert the annotated examples of PropBank frame files, split by lemma.
+
+    Each example is one sentence with one annotated predicate (the others are not
+    annotated: its Doc is marked so). A share of the lemmas goes to --heldout-output,
+    so no held-out lemma is in --output. Examples that cannot be used are skipped and
+    counted by reason."""
+    try:
+        check_heldout_share(heldout_share)
+        check_outputs(output, heldout_output)
+        excluded = read_lemma_list(exclude_lemmas) if exclude_lemmas is not None else set()
+    except ValueError as err:  # numbered input errors (E129, E131, E130)
+        fail(err)
+    try:
+        result = convert_frames(
+            frames,
+            output,
+            heldout_output,
+            heldout_share=heldout_share,
+            seed=seed,
+            exclude_lemmas=excluded,
+        )
+    except CorpusFormatError as err:  # no frames folder or no frame files in it
+        fail(err)
+    print_frames_report(result.report)
+    split = result.split
+    msg.info(
+        f"Lemmas: {len(split.train_lemmas)} in training, {len(split.heldout_lemmas)} held "
+        f"out (share {heldout_share}, seed {seed})"
+    )
+    print_summary(result.train, title=f"PropBank frames (training) -> {output}")
+    print_summary(result.heldout, title=f"PropBank frames (held out) -> {heldout_output}")
+    if stats_json is not None:
+        stats_json.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(stats_json, result.to_dict())
+        msg.info(f"Stats written to {stats_json}")

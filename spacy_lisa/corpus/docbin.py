@@ -6,11 +6,14 @@ boundaries then follow the trees; without trees they are set directly), and the 
 frames through :func:`spacy_lisa.frames.set_srl_frames`, which fills
 ``doc._.srl_frames`` and ``doc.spans["srl"]``. Records without SRL annotation give Docs
 with ``set_srl_frames(doc, None)``, which a reader can tell from an annotated Doc with
-no predicate (``[]``).
+no predicate (``[]``). Records whose predicates are not all annotated
+(``predicates_complete=False``, e.g. the PropBank frame-file examples) give Docs marked so
+in ``doc.user_data`` (:func:`predicates_complete` reads it back).
 
 By default every sentence is its own Doc. With ``n_sents=N`` up to N consecutive
 sentences share a Doc; a Doc never mixes documents, sentences with and without SRL, or
-sentences with and without trees, so such a change starts a new Doc early.
+sentences with and without trees, or sentences whose predicates are all annotated and
+sentences whose are not, so such a change starts a new Doc early.
 """
 
 from __future__ import annotations
@@ -30,10 +33,27 @@ from .stats import CorpusStats
 
 DOC_ID_KEY = "spacy_lisa.doc_id"
 SENT_IDS_KEY = "spacy_lisa.sent_ids"
+# False where only some predicates of the Doc are annotated; absent means all are
+PREDICATES_COMPLETE_KEY = "spacy_lisa.predicates_complete"
+
+
+def predicates_complete(doc: Doc) -> bool:
+    """Whether every predicate of ``doc`` is annotated in its gold frames, so that the
+    words without a frame are gold non-predicates. False for Docs of records with
+    ``predicates_complete=False`` (the PropBank frame-file examples annotate one
+    predicate per sentence); True for every other Doc, and for Docs written before the
+    key existed."""
+    return doc.user_data.get(PREDICATES_COMPLETE_KEY, True) is not False
 
 
 def _group_key(record: SentenceRecord) -> Tuple[Any, ...]:
-    return (record.doc_id, record.path, record.has_srl, record.heads is not None)
+    return (
+        record.doc_id,
+        record.path,
+        record.has_srl,
+        record.heads is not None,
+        record.predicates_complete,
+    )
 
 
 def group_records(
@@ -118,6 +138,8 @@ def records_to_doc(vocab: Vocab, records: Sequence[SentenceRecord]) -> Doc:
         set_srl_frames(doc, None)
     doc.user_data[DOC_ID_KEY] = first.doc_id
     doc.user_data[SENT_IDS_KEY] = [r.sent_id for r in records]
+    if not all(r.predicates_complete for r in records):
+        doc.user_data[PREDICATES_COMPLETE_KEY] = False
     return doc
 
 

@@ -12,6 +12,10 @@ Conventions (the same for all readers):
   verbs such as "lighten up" span two tokens). The ``V`` span is never among the
   ``arguments``; ``C-`` (continuation) and ``R-`` (reference) arguments are separate
   spans with their own label, and nested or overlapping spans are kept as in the file.
+- ``predicates_complete`` is False where only some predicates of the sentence are
+  annotated (the PropBank frame-file examples annotate one): the other words are not
+  known to be non-predicates, so predicate identification has no gold there. The DocBin
+  writer stores it on the Doc (:func:`spacy_lisa.corpus.docbin.predicates_complete`).
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ class SentenceRecord:
     sent_index: int = 0
     path: Optional[str] = None
     line: Optional[int] = None
+    # False: only the predicates listed are annotated, not every predicate of the sentence
+    predicates_complete: bool = True
 
     def __len__(self) -> int:
         return len(self.words)

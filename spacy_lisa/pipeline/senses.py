@@ -18,6 +18,7 @@ into class indices for training, and decodes a frame's lemma and roleset:
 from __future__ import annotations
 
 import re
+import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import (
 
 import numpy as np
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 
 if TYPE_CHECKING:
     from spacy.strings import StringStore
@@ -266,7 +267,10 @@ def frame_lemma(
 def add_frame_file_candidates(candidates: Dict[str, List[str]], frames_dir: str) -> int:
     """Extend ``candidates`` (lemma -> rolesets, in place) with the rolesets of the
     PropBank frame files (``*.xml``) in ``frames_dir``: a roleset ``sell.01`` is a
-    candidate of the lemma ``sell``. Returns the number of rolesets read."""
+    candidate of the lemma ``sell``, ``pick_up.01`` of ``pick`` (the word a phrasal
+    roleset is the lemma of, as in the training data's candidates). A file that is not
+    well-formed XML (real releases have one) is left out with a warning that names it.
+    Returns the number of rolesets read."""
     import xml.etree.ElementTree as ET
 
     path = Path(frames_dir)
@@ -274,20 +278,29 @@ def add_frame_file_candidates(candidates: Dict[str, List[str]], frames_dir: str)
     if not files:
         raise ValueError(Errors.E028.format(path=frames_dir))
     n = 0
+    skipped: List[str] = []
     for file in files:
         try:
             root = ET.parse(file).getroot()
         except ET.ParseError as err:
-            raise ValueError(Errors.E029.format(path=file, detail=err)) from None
+            skipped.append(f"{file.name} ({err})")
+            continue
         for roleset in root.iter("roleset"):
             name = roleset.get("id")
             if not name:
                 continue
-            lemma = roleset_lemma(name).lower()
+            lemma = roleset_lemma(name).split("_")[0].lower()
             listed = candidates.setdefault(lemma, [])
             if name not in listed:
                 listed.append(name)
                 n += 1
+    if skipped:
+        warnings.warn(
+            Warnings.W006.format(
+                n=len(skipped), total=len(files), path=frames_dir, files="; ".join(skipped)
+            ),
+            stacklevel=2,
+        )
     return n
 
 

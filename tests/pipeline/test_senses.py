@@ -244,9 +244,18 @@ def test_frame_files_extend_candidates(tmp_path):
         '<frameset><predicate lemma="zorg"><roleset id="zorg.02" name="x"/>'
         '<roleset id="zorg.01" name="y"/></predicate></frameset>'
     )
-    candidates = {"run": ["run.01"]}
-    assert add_frame_file_candidates(candidates, str(tmp_path)) == 2
+    (tmp_path / "pick.xml").write_text(
+        '<frameset><predicate lemma="pick_up"><roleset id="pick_up.01" name="z"/>'
+        "</predicate></frameset>"
+    )
+    # a real release has a file that is not well-formed: left out with a warning naming it
+    (tmp_path / "check.xml").write_text("<frameset><predicate></frameset>")
+    candidates = {"run": ["run.01"], "pick": ["pick.01"]}
+    with pytest.warns(UserWarning, match=r"W006.*1 of the 3 .*check\.xml"):
+        assert add_frame_file_candidates(candidates, str(tmp_path)) == 3
     assert candidates["zorg"] == ["zorg.02", "zorg.01"]
+    # a phrasal roleset is a candidate of the word it is the lemma of, as in training
+    assert candidates["pick"] == ["pick.01", "pick_up.01"] and "pick_up" not in candidates
     with pytest.raises(ValueError, match="E028"):
         add_frame_file_candidates({}, str(tmp_path / "missing"))
 
