@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from machine import describe
+from machine import describe, machine
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,6 +57,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=0, help="docs per nlp.pipe batch")
     parser.add_argument("--threads", type=int, default=2, help="torch threads on the CPU")
     parser.add_argument("--autocast", choices=["config", "on", "off"], default="config")
+    parser.add_argument("--transformer", default="", help="paths.transformer_model, if set")
+    parser.add_argument("--output", type=Path, help="also write the rows and machine as JSON")
     parser.add_argument("--worker", nargs=2, metavar=("CONFIG", "GPU_ID"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -95,11 +97,15 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)  # as in the runs, for the description
     print(describe())
+    if args.output is not None:
+        report = {"rows": rows, "machine": machine(), "gpu_problem": problem}
+        args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf8")
 
 
 def _run_worker(args: argparse.Namespace, config: str, gpu_id: int) -> Dict[str, Any]:
     cmd = [sys.executable, __file__, "--worker", config, str(gpu_id)]
-    for name in ("train", "dev", "vectors", "steps", "warmup", "limit", "batch_size", "threads"):
+    names = ("train", "dev", "vectors", "steps", "warmup", "limit", "batch_size", "threads")
+    for name in (*names, "transformer"):
         cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     cmd += ["--autocast", args.autocast]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -111,7 +117,8 @@ def _run_worker(args: argparse.Namespace, config: str, gpu_id: int) -> Dict[str,
 def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str, Any]:
     """Training and prediction words/s of one config on one device (this process)."""
     import torch
-    from spacy.util import load_config, load_model_from_config, registry
+    from pipelines import pipeline_from_config
+    from spacy.util import load_config, registry
 
     from spacy_lisa.corpus.readers import SRLCorpus
     from spacy_lisa.device import select_device
@@ -124,11 +131,12 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
     raw = load_config(path)
     if raw["paths"].get("vectors") is not None:  # a config with static vectors (lisa_cpu)
         overrides["paths.vectors"] = args.vectors
+    if args.transformer and "transformer_model" in raw["paths"]:
+        overrides["paths.transformer_model"] = args.transformer
     tok2vec = raw["components"]["lisa_srl"]["model"]["tok2vec"]
     if args.autocast != "config" and "autocast" in tok2vec:
         overrides["components.lisa_srl.model.tok2vec.autocast"] = args.autocast == "on"
-    config = load_config(path, overrides=overrides, interpolate=True)
-    nlp = load_model_from_config(config, auto_fill=True)
+    nlp, config = pipeline_from_config(path, overrides)
     train = list(SRLCorpus(args.train, gold_preproc=True, limit=args.limit)(nlp))
     optimizer = nlp.initialize(lambda: train[:200])
     batcher = registry.resolve({"b": config["training"]["batcher"]})["b"]

@@ -36,11 +36,10 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
-import spacy
 import torch
 from machine import describe
+from pipelines import pipeline_from_config
 from spacy.training.batchers import minibatch_by_padded_size
-from spacy.util import load_config
 
 from spacy_lisa.corpus.readers import SRLCorpus
 from spacy_lisa.models.pretrained import local_model_path
@@ -93,8 +92,7 @@ def main() -> None:
         these = dict(overrides)
         if encoding != "config":
             these.update(ENCODINGS[encoding])
-        config = load_config(args.config, overrides=these, interpolate=True)
-        pipelines[encoding] = spacy.util.load_model_from_config(config, auto_fill=True)
+        pipelines[encoding], config = pipeline_from_config(args.config, these)
     autocast = config["components"]["lisa_srl"]["model"]["tok2vec"].get("autocast", False)
     nlp = next(iter(pipelines.values()))
     corpus = SRLCorpus(args.train, gold_preproc=True)

@@ -31,10 +31,10 @@ import time
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-import spacy
 import torch
 from machine import describe
-from spacy.util import load_config, registry
+from pipelines import pipeline_from_config
+from spacy.util import registry
 
 from spacy_lisa.corpus.readers import SRLCorpus
 
@@ -43,8 +43,7 @@ def update_costs(
     config_path: str, train: str, steps: int, init_examples: int
 ) -> Tuple[float, float, float, int]:
     """(cold s/word, warm s/word, median words per step, training words in one epoch)."""
-    config = load_config(config_path, interpolate=True)
-    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    nlp, config = pipeline_from_config(config_path)
     examples = list(SRLCorpus(train, gold_preproc=True)(nlp))
     optimizer = nlp.initialize(lambda: examples[:init_examples])
     batcher = registry.resolve({"b": config["training"]["batcher"]})["b"]
