@@ -84,6 +84,7 @@ def evaluate(
     convention: str = "strict",
     sense_baseline: Optional[Path] = None,
     raw: bool = False,
+    gold_predicates: bool = False,
     gpu_id: int = -1,
     batch_size: int = 64,
     silent: bool = True,
@@ -93,7 +94,9 @@ def evaluate(
     input raises :class:`~spacy_lisa.inputs.UserError`.
 
     ``parse=None``: the model's own parse on gold tokens; with ``raw``, the component's
-    configured ``parse_source`` (what ``nlp(text)`` does for users)."""
+    configured ``parse_source`` (what ``nlp(text)`` does for users). ``gold_predicates``:
+    the gold predicates are given (``predicate_source="doc"``), so the scores are those of
+    the roles and rolesets of known predicates (the CoNLL-2005 setting)."""
     msg = Printer(no_print=silent)
     for value, option, enum in (
         (parse, "--parse", ParseChoice),
@@ -111,6 +114,8 @@ def evaluate(
     gold_docs = [doc for doc in docs if has_srl_annotation(doc)]
     if not gold_docs:
         raise UserError(Errors.E257.format(path=data_path, n=len(docs)))
+    if raw and gold_predicates:
+        raise UserError(Errors.E259.format(option="--gold-predicates"))
     if raw:
         return _evaluate_raw(
             nlp, srl, model, docs, parse, parser, conll_dir, sense_baseline,
@@ -145,8 +150,13 @@ def evaluate(
         pred_docs = [gold_preproc_doc(nlp.vocab, gold) for gold in gold_docs]
         parse_source = "doc"
     srl.parse_source = parse_source
+    if gold_predicates:
+        srl.predicate_source = "doc"
+        for pred, gold in zip(pred_docs, gold_docs, strict=True):
+            pred._.srl_predicates = sorted({f.predicate.start for f in gold._.srl_frames})
     msg.info(
         f"Evaluating {len(gold_docs)} docs, parse: {parse}"
+        + (", gold predicates" if gold_predicates else "")
         + (f" ({parser})" if parser else "")
         + (f", disabled: {', '.join(disable)}" if disable else "")
     )
@@ -162,6 +172,7 @@ def evaluate(
     scores["srl_per_type_counts"] = result.per_type_counts()
     scores["parse"] = parse
     scores["parser"] = parser
+    scores["predicates"] = "gold" if gold_predicates else "model"
     scores["n_docs"] = len(gold_docs)
     scores["n_words"] = n_words
     scores["n_gold_frames"] = result.n_gold_frames

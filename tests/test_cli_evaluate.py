@@ -231,6 +231,21 @@ def test_evaluate_external_parser(paths: Dict[str, Path]) -> None:
     assert scores["parser"] == str(paths["parser"])
 
 
+def test_evaluate_with_gold_predicates(paths: Dict[str, Path]) -> None:
+    out = paths["root"] / "gold-predicates.json"
+    result = run(paths["lisa"], paths["data"], "--gold-predicates", "--output", out)
+    assert result.exit_code == 0, result.output
+    scores = json.loads(out.read_text(encoding="utf8"))
+    check_scores(scores, "model")
+    # the model labels exactly the gold predicates: none found, none missed
+    assert scores["predicates"] == "gold"
+    assert scores["srl_pred_p"] == 1.0 and scores["srl_pred_r"] == 1.0
+    assert scores["n_pred_frames"] == scores["n_gold_frames"]
+    # raw text has no gold tokens to put the predicates on
+    result = run(paths["lisa"], paths["data"], "--gold-predicates", "--raw")
+    assert result.exit_code == 1 and "E259" in result.output
+
+
 def test_evaluate_reports_input_errors(paths: Dict[str, Path]) -> None:
     # --parse doc, but the pipeline has no parser before lisa_srl
     result = run(paths["lisa"], paths["data"], "--parse", "doc")

@@ -69,6 +69,14 @@ def evaluate_cli(
             "document's text; frames are matched to gold by character offsets"
         ),
     ),
+    gold_predicates: bool = typer.Option(
+        False,
+        "--gold-predicates",
+        help=(
+            "Give the model the gold predicates: score the roles and rolesets of known "
+            "predicates (the CoNLL-2005 setting) instead of predicates it finds itself"
+        ),
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU id, or -1 for CPU"),
     batch_size: int = typer.Option(64, "--batch-size", "-b", help="Docs per batch", min=1),
 ) -> None:
@@ -85,6 +93,7 @@ def evaluate_cli(
             convention=convention.value,
             sense_baseline=sense_baseline,
             raw=raw,
+            gold_predicates=gold_predicates,
             gpu_id=gpu_id,
             batch_size=batch_size,
             silent=False,
