@@ -14,6 +14,7 @@ from thinc.types import Ints1d, Ints2d
 
 from ..alignment import one_to_one
 from ..bio import spans_to_bio
+from ..corpus.docbin import predicates_complete
 from ..errors import Warnings
 from ..models.types import LisaOutput, LisaTargets
 from .batching import ints1d
@@ -70,16 +71,20 @@ def gold_targets(
             gold_by_doc[doc_i] = _gold_predicates(ref._.srl_frames, r2p, masked)
         gold_preds = gold_by_doc[doc_i]
         has_dep = ref.has_annotation("DEP")
+        # a doc that annotates only some predicates (the PropBank frame-file examples)
+        # says nothing of which other words are predicates: no POS/predicate target
+        complete = predicates_complete(ref)
         for t in range(w_start, w_end):
             j = int(p2r[t])
             if j < 0:
                 tags.append(-1)
                 continue
             token = ref[j]
-            label = token.tag_ or "X"
-            if t in gold_preds:
-                label += PREDICATE_SUFFIX
-            tags.append(tag_index.get(label, -1))
+            if complete:
+                label = (token.tag_ or "X") + (PREDICATE_SUFFIX if t in gold_preds else "")
+                tags.append(tag_index.get(label, -1))
+            else:
+                tags.append(-1)
             if has_dep:
                 h = int(r2p[token.head.i])
                 if w_start <= h < w_end:

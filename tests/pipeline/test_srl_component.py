@@ -421,6 +421,27 @@ def test_unsegmented_doc_is_split_into_sentences_with_one_warning(trained_nlp):
     assert not any("W003" in str(w.message) for w in caught)
 
 
+def test_a_doc_annotating_some_predicates_has_no_predicate_targets():
+    """A doc whose gold annotates only some predicates (the PropBank frame-file examples,
+    one predicate each) teaches nothing about which other words are predicates: its
+    POS/predicate targets are masked, while its frame's roles are still learned."""
+    from spacy_lisa.corpus.docbin import PREDICATES_COMPLETE_KEY
+
+    nlp = make_nlp()
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    srl = nlp.get_pipe("lisa_srl")
+    ref = make_reference(nlp, SENTENCES[0])
+    example = Example(nlp.make_doc("John sold the car to Mary ."), ref)
+    complete = srl._targets([example], srl.model.predict(srl._train_batch([example])))
+    assert (srl.model.ops.to_numpy(complete.tags) >= 0).all()
+    ref.user_data[PREDICATES_COMPLETE_KEY] = False
+    partial = srl._targets([example], srl.model.predict(srl._train_batch([example])))
+    assert (srl.model.ops.to_numpy(partial.tags) == -1).all()
+    roles = srl.model.ops.to_numpy(partial.roles)
+    assert (roles == srl.model.ops.to_numpy(complete.roles)).all() and (roles >= 0).any()
+
+
 def test_misaligned_gold_tokenisation_is_masked(trained_nlp):
     """Gold on tokens the predicted tokenisation splits ("Ma" "ry" for "Mary") is masked,
     not guessed: the targets there are -1, the aligned tokens keep their gold, and the
