@@ -46,6 +46,9 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "6",
         "--vars.vectors_max_pieces",
         "3000",
+        # a few hundred sentences: ~15 documents, half held out to choose model-best on
+        "--vars.heldout_share",
+        "0.5",
     ]
     spacy = [sys.executable, "-m", "spacy", "project", "run"]
     # train-cpu: the parser and lisa_cpu side by side, as the `all` workflow runs them
@@ -53,7 +56,6 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         _run(spacy + [step, ".", *overrides], project)
     # distillation, with the smoke run's lisa_cpu standing in for the transformer teacher
     distill = ["--vars.teacher_config", "lisa_cpu", "--vars.distill_max_steps", "6"]
-    distill += ["--vars.heldout_share", "0.5"]  # a few hundred sentences: ~15 documents
     for step in ("teacher-labels", "train-distilled"):
         _run(spacy + [step, ".", *overrides, *distill], project)
     # adapt-trf (fine-tuning on sentences that sometimes run together), on the smoke run's
@@ -65,6 +67,14 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     share = srsly.read_yaml(project / "project.yml")["vars"]["trf_adapt_merge"]
     assert f"merge_sentences = {share}" in adapted
 
+    # every model-best was chosen on held-out training documents, never on dev
+    for trained, dev in (
+        ("training/parser", "corpus/train_heldout.docs.spacy"),
+        ("training/lisa_cpu", "corpus/train_heldout.spacy"),
+        ("training/lisa_cpu_distilled", "corpus/train_heldout.teacher.spacy"),
+    ):
+        config = (project / trained / "model-best/config.cfg").read_text()
+        assert f'dev = "{dev}"' in config, trained
     stats = json.loads((project / "corpus/train.stats.json").read_text())
     assert 0 < stats["sentences"] <= 300 and stats["predicates"] > 0
     for path in (
