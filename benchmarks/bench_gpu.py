@@ -23,6 +23,7 @@ transformer's ``autocast`` dtype (:func:`spacy_lisa.device.choose_autocast`).
     python benchmarks/bench_gpu.py --configs lisa_cpu --steps 5 --warmup 1 --limit 200
     python benchmarks/bench_gpu.py --devices cpu --threads 2
     python benchmarks/bench_gpu.py --autocast on         # transformer autocast forced on
+    python benchmarks/bench_gpu.py --devices cpu --shrink  # the host's ceiling: tiny encoders
 
 lisa_cpu reads the static vectors of the project's ``vectors`` step
 (training/minilm_vectors; ``--vectors`` for another path).
@@ -35,6 +36,7 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List
@@ -59,6 +61,12 @@ def main() -> None:
     parser.add_argument("--autocast", choices=["config", "on", "off"], default="config")
     parser.add_argument("--transformer", default="", help="paths.transformer_model, if set")
     parser.add_argument("--output", type=Path, help="also write the rows and machine as JSON")
+    parser.add_argument(
+        "--shrink",
+        action="store_true",
+        help="the encoder shrunk to almost nothing: the host's share of a step, the ceiling "
+        "of any device (benchmarks/pipelines.py, shrunk_config)",
+    )
     parser.add_argument("--worker", nargs=2, metavar=("CONFIG", "GPU_ID"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -107,7 +115,7 @@ def _run_worker(args: argparse.Namespace, config: str, gpu_id: int) -> Dict[str,
     names = ("train", "dev", "vectors", "steps", "warmup", "limit", "batch_size", "threads")
     for name in (*names, "transformer"):
         cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
-    cmd += ["--autocast", args.autocast]
+    cmd += ["--autocast", args.autocast] + (["--shrink"] if args.shrink else [])
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.exit(f"{config} on {'CPU' if gpu_id < 0 else f'GPU {gpu_id}'} failed:\n{proc.stderr}")
@@ -117,8 +125,8 @@ def _run_worker(args: argparse.Namespace, config: str, gpu_id: int) -> Dict[str,
 def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str, Any]:
     """Training and prediction words/s of one config on one device (this process)."""
     import torch
-    from pipelines import pipeline_from_config
-    from spacy.util import load_config, registry
+    from pipelines import pipeline_from_config, save_tiny_transformer, shrunk_config
+    from spacy.util import load_config, load_model_from_config, registry
 
     from spacy_lisa.corpus.readers import SRLCorpus
     from spacy_lisa.device import select_device
@@ -137,6 +145,12 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
     if args.autocast != "config" and "autocast" in tok2vec:
         overrides["components.lisa_srl.model.tok2vec.autocast"] = args.autocast == "on"
     nlp, config = pipeline_from_config(path, overrides)
+    if args.shrink:
+        tiny = Path(tempfile.mkdtemp()) / "tiny_transformer"
+        tok2vec = nlp.config["components"]["lisa_srl"]["model"]["tok2vec"]
+        if "name" in tok2vec:
+            save_tiny_transformer(tok2vec["name"], tiny)
+        nlp = load_model_from_config(shrunk_config(nlp.config, tiny), auto_fill=True)
     train = list(SRLCorpus(args.train, gold_preproc=True, limit=args.limit)(nlp))
     optimizer = nlp.initialize(lambda: train[:200])
     batcher = registry.resolve({"b": config["training"]["batcher"]})["b"]
@@ -171,7 +185,7 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
     _sync(gpu_id)
     n_words = sum(len(doc) for doc in docs)
     return {
-        "config": config_name,
+        "config": config_name + (" (shrunk)" if args.shrink else ""),
         "device": where,
         "train_wps": statistics.median(rates) if rates else 0.0,
         "train_batch_words": statistics.median(sizes) if sizes else 0,
