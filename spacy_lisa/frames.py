@@ -266,4 +266,17 @@ def install_extensions() -> None:
         Doc.set_extension("srl_label_attention", default=None)
 
 
+# False where only some predicates of the Doc are annotated; absent means all are
+PREDICATES_COMPLETE_KEY = "spacy_lisa.predicates_complete"
+
+
+def predicates_complete(doc: Doc) -> bool:
+    """Whether every predicate of ``doc`` is annotated in its gold frames, so that the
+    words without a frame are gold non-predicates. False for Docs that
+    ``spacy-lisa convert`` marks so (the PropBank frame-file examples annotate one
+    predicate per sentence); True for every other Doc, and for Docs written before the
+    key existed."""
+    return doc.user_data.get(PREDICATES_COMPLETE_KEY, True) is not False
+
+
 install_extensions()

@@ -8,7 +8,7 @@ frames through :func:`spacy_lisa.frames.set_srl_frames`, which fills
 with ``set_srl_frames(doc, None)``, which a reader can tell from an annotated Doc with
 no predicate (``[]``). Records whose predicates are not all annotated
 (``predicates_complete=False``, e.g. the PropBank frame-file examples) give Docs marked so
-in ``doc.user_data`` (:func:`predicates_complete` reads it back).
+in ``doc.user_data`` (:func:`spacy_lisa.frames.predicates_complete` reads it back).
 
 By default every sentence is its own Doc. With ``n_sents=N`` up to N consecutive
 sentences share a Doc; a Doc never mixes documents, sentences with and without SRL, or
@@ -26,24 +26,13 @@ from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
 from ..errors import Errors
-from ..frames import set_srl_frames
+from ..frames import PREDICATES_COMPLETE_KEY, set_srl_frames
 from ._io import CorpusFormatError, PathLike
 from .records import SentenceRecord
 from .stats import CorpusStats
 
 DOC_ID_KEY = "spacy_lisa.doc_id"
 SENT_IDS_KEY = "spacy_lisa.sent_ids"
-# False where only some predicates of the Doc are annotated; absent means all are
-PREDICATES_COMPLETE_KEY = "spacy_lisa.predicates_complete"
-
-
-def predicates_complete(doc: Doc) -> bool:
-    """Whether every predicate of ``doc`` is annotated in its gold frames, so that the
-    words without a frame are gold non-predicates. False for Docs of records with
-    ``predicates_complete=False`` (the PropBank frame-file examples annotate one
-    predicate per sentence); True for every other Doc, and for Docs written before the
-    key existed."""
-    return doc.user_data.get(PREDICATES_COMPLETE_KEY, True) is not False
 
 
 def _group_key(record: SentenceRecord) -> Tuple[Any, ...]:

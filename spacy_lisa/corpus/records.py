@@ -15,7 +15,7 @@ Conventions (the same for all readers):
 - ``predicates_complete`` is False where only some predicates of the sentence are
   annotated (the PropBank frame-file examples annotate one): the other words are not
   known to be non-predicates, so predicate identification has no gold there. The DocBin
-  writer stores it on the Doc (:func:`spacy_lisa.corpus.docbin.predicates_complete`).
+  writer stores it on the Doc (:func:`spacy_lisa.frames.predicates_complete`).
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from thinc.types import Ints1d, Ints2d
 
 from ..alignment import one_to_one
 from ..bio import spans_to_bio
-from ..corpus.docbin import predicates_complete
 from ..errors import Warnings
+from ..frames import predicates_complete
 from ..models.types import LisaOutput, LisaTargets
 from .batching import ints1d
 from .labels import PREDICATE_SUFFIX

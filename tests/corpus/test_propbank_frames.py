@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 from spacy_lisa.cli import app
 from spacy_lisa.corpus import CorpusFormatError, SentenceRecord
 from spacy_lisa.corpus.docbin import (
-    predicates_complete,
     read_docbin,
     records_to_doc,
     records_to_docs,
@@ -32,6 +31,7 @@ from spacy_lisa.corpus.propbank_frames_split import (
     read_lemma_list,
     split_by_lemma,
 )
+from spacy_lisa.frames import predicates_complete
 
 Arg = Tuple[str, str, str, str]  # type, start, end, text
 

@@ -425,7 +425,7 @@ def test_a_doc_annotating_some_predicates_has_no_predicate_targets():
     """A doc whose gold annotates only some predicates (the PropBank frame-file examples,
     one predicate each) teaches nothing about which other words are predicates: its
     POS/predicate targets are masked, while its frame's roles are still learned."""
-    from spacy_lisa.corpus.docbin import PREDICATES_COMPLETE_KEY
+    from spacy_lisa.frames import PREDICATES_COMPLETE_KEY
 
     nlp = make_nlp()
     examples = make_examples(nlp)
