@@ -123,6 +123,20 @@ class Errors(metaclass=ErrorsWithCodes):
         "least one teacher, each from label_with_teacher on the same doc, and one positive "
         "weight per teacher (or no weights, for equal ones)."
     )
+    E034 = (
+        "An ensemble's members must predict the same labels, and {member} differs from "
+        "{first} in its {what}. Join models trained on the same data (e.g. one config "
+        "with different seeds)."
+    )
+    E035 = (
+        "The ensemble's config has {n_config} members but its saved cfg has dims for "
+        "{n_saved}: the config.cfg and the lisa_srl folder come from different ensembles. "
+        "Join the members again with `spacy-lisa ensemble`."
+    )
+    E036 = (
+        "An ensemble needs at least two pipelines with a lisa_srl component, got {n}. "
+        "Pass each trained pipeline's directory or package name."
+    )
 
     # --- corpus readers, writers and the convert/export CLI (E100-E149) -----------------------
     E100 = (
@@ -381,6 +395,14 @@ class Errors(metaclass=ErrorsWithCodes):
         "AutoModel.from_pretrained('{name}'); AutoTokenizer.from_pretrained('{name}')\"`; "
         "or set paths.transformer_model to a local directory with config.json, the weights "
         "and the tokenizer files."
+    )
+    E182 = (
+        "spacy-lisa.Ensemble.v1 needs at least one member: give each as [model.*.NAME], "
+        "or join trained pipelines with `spacy-lisa ensemble MEMBER MEMBER ... --output DIR`."
+    )
+    E183 = (
+        "spacy-lisa.Ensemble.v1 only predicts: it cannot be initialised or trained. Train "
+        "each member as a lisa_srl pipeline, then join them with `spacy-lisa ensemble`."
     )
 
     # --- attention layers: label attention, LAN, relative positions (E200-E249) ---------------

@@ -5,7 +5,7 @@ import importlib
 from ._app import app, convert_app
 
 # each module registers its commands on `app` / `convert_app` when imported
-_COMMAND_MODULES = ("convert", "export", "evaluate", "predict", "render", "serve")
+_COMMAND_MODULES = ("convert", "ensemble", "export", "evaluate", "predict", "render", "serve")
 for _name in _COMMAND_MODULES:
     try:
         importlib.import_module(f"{__name__}.{_name}")

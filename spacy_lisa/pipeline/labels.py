@@ -138,22 +138,25 @@ def label_data(cfg: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def set_label_dims(model: Model, cfg: Dict[str, Any]) -> None:
-    """Set the model's output dimensions (and its predicate tags) from the labels."""
+    """Set the model's output dimensions (and its predicate tags) from the labels: on
+    each member too where the model is an ensemble (``spacy-lisa.Ensemble.v1``)."""
+    from ..models.ensemble import lisa_members
+
     labels = cfg["labels"]
-    model.set_dim("n_tags", max(1, len(labels["tags"])))
-    model.set_dim("n_deps", max(1, len(labels["deps"])))
-    model.set_dim("n_roles", len(labels["roles"]))
-    for dim, key in (
-        ("n_senses", "senses"),
-        ("n_lemmas", "lemma_trees"),
-        ("n_pred_pos", "pred_pos_labels"),
-    ):
-        n = len(cfg[key])
-        if n and model.maybe_get_dim(dim) in (None, n):
-            model.set_dim(dim, n, force=True)
-    model.attrs["predicate_tags"] = [
-        i for i, t in enumerate(labels["tags"]) if t.endswith(PREDICATE_SUFFIX)
-    ]
+    predicate_tags = [i for i, t in enumerate(labels["tags"]) if t.endswith(PREDICATE_SUFFIX)]
+    for node in {id(node): node for node in (model, *lisa_members(model))}.values():
+        node.set_dim("n_tags", max(1, len(labels["tags"])))
+        node.set_dim("n_deps", max(1, len(labels["deps"])))
+        node.set_dim("n_roles", len(labels["roles"]))
+        for dim, key in (
+            ("n_senses", "senses"),
+            ("n_lemmas", "lemma_trees"),
+            ("n_pred_pos", "pred_pos_labels"),
+        ):
+            n = len(cfg[key])
+            if n and node.maybe_get_dim(dim) in (None, n):
+                node.set_dim(dim, n, force=True)
+        node.attrs["predicate_tags"] = predicate_tags
 
 
 def init_role_prior(model: Model, cfg: Dict[str, Any]) -> None:
@@ -199,14 +202,21 @@ def frame_label_tables(
 
 def ensure_model_built(model: Model, cfg: Dict[str, Any]) -> None:
     """Rebuild the lazily built torch layer from the dims saved in cfg before loading
-    weights (the serialisation trap of lazily built layers)."""
+    weights (the serialisation trap of lazily built layers). An ensemble's cfg holds a
+    list of dims, one per member."""
+    from ..models.ensemble import lisa_members
     from ..models.lisa import ensure_built
 
     dims = cfg["model_dims"]
     if not dims:
         raise ValueError(Errors.E025)
+    members = lisa_members(model)
+    member_dims = dims if isinstance(dims, list) else [dims] * len(members)
+    if len(member_dims) != len(members):
+        raise ValueError(Errors.E035.format(n_config=len(members), n_saved=len(member_dims)))
     set_label_dims(model, cfg)
-    for name, value in dims.items():
-        if model.maybe_get_dim(name) is None:
-            model.set_dim(name, value)
-    ensure_built(model)
+    for member, saved in zip(members, member_dims, strict=True):
+        for name, value in saved.items():
+            if member.maybe_get_dim(name) is None:
+                member.set_dim(name, value)
+        ensure_built(member)

@@ -1,0 +1,40 @@
+"""``spacy-lisa ensemble MEMBER MEMBER ... --output DIR``: trained pipelines joined into
+one whose ``lisa_srl`` averages their models (see :mod:`spacy_lisa.ensembles`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+import typer
+from wasabi import msg
+
+from ..ensembles import join_pipelines
+from ..inputs import UserError
+from ._app import app
+from ._io import fail
+
+ENSEMBLE_HELP = (
+    "Join trained lisa_srl pipelines (the same labels: e.g. one config trained with "
+    "different seeds) into one pipeline that averages their role, roleset and predicate "
+    "distributions and decodes once. The first member gives the tokenizer, parser and "
+    "options. Saved like any pipeline: spacy.load(DIR), spacy-lisa evaluate DIR ..."
+)
+
+
+@app.command("ensemble", help=ENSEMBLE_HELP)
+def ensemble_cli(
+    members: List[str] = typer.Argument(
+        ..., metavar="MEMBER...", help="Trained pipelines: directories or package names"
+    ),
+    output: Path = typer.Option(
+        ..., "--output", "-o", file_okay=False, help="Directory to save the joined pipeline to"
+    ),
+) -> None:
+    """The ``ensemble`` command (see :data:`ENSEMBLE_HELP`)."""
+    try:
+        nlp = join_pipelines(members)
+    except UserError as err:
+        fail(err)
+    nlp.to_disk(output)
+    msg.good(f"Saved a lisa_srl ensemble of {len(members)} models to {output}")
