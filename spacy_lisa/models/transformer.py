@@ -13,7 +13,8 @@ after the whole wordpiece tensor crossed over. Here:
 - ``frozen`` runs the transformer without gradients, and ``cache_tokens`` then keeps the
   pooled per-layer outputs of seen windows in training, so a frozen transformer runs once
   per sentence over all epochs (prediction never uses the cache);
-- ``learn_rate_scale`` scales the optimizer's learning rate for the transformer weights.
+- ``learn_rate_scale`` scales the optimizer's learning rate for the transformer weights,
+  and ``layer_decay`` that rate again per layer below the top (layer-wise decay).
 
 Any Hugging Face encoder with a fast tokenizer: WordPiece (BERT, ELECTRA, DistilBERT),
 byte-level BPE (RoBERTa, ModernBERT: loaded with a prefix space before every word, so a
@@ -34,23 +35,17 @@ inside functions only.
 
 from __future__ import annotations
 
-import io
-import tempfile
-from collections import OrderedDict
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 import numpy
-import srsly
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, ConfigValidationError, Model, Optimizer, torch2xp, xp2torch
-from thinc.types import Floats2d, FloatsXd
-from thinc.util import get_torch_default_device
+from thinc.api import ArgsKwargs, ConfigValidationError, Model, torch2xp, xp2torch
+from thinc.types import Floats2d
 
 from ..errors import Errors
-from .averaged_shim import AveragedPyTorchShim
 from .pretrained import config_error, load_pretrained, model_source
+from .transformer_shim import TransformerShim
 from .wordpieces import (
     MarkedWindows,
     RawWindow,
@@ -60,12 +55,11 @@ from .wordpieces import (
     max_content,
     plan_windows,
     prefix_spaced,
-    special_ids,
     sub_batches,
 )
 
 if TYPE_CHECKING:
-    from .transformer_torch import TransformerTokenEncoder
+    pass
 
 POOLINGS = ("mean", "first")
 # "auto": token types where the transformer has two, else the indicator (resolved at
@@ -88,6 +82,7 @@ def build_transformer_tok2vec(
     layer_mix: bool = False,
     cache_tokens: int = 0,
     learn_rate_scale: float = 1.0,
+    layer_decay: float = 1.0,
     hidden_dropout: float = 0.1,
     attention_dropout: float = 0.0,
     max_batch_wordpieces: int = 4096,
@@ -105,14 +100,17 @@ def build_transformer_tok2vec(
     cache_tokens: with frozen, keep up to this many tokens' pooled outputs (float16) of
     windows seen in training in memory (training only: prediction is always a fresh
     pass). learn_rate_scale: lr multiplier for the transformer weights (1.0 for the mix
-    and the predicate indicator). hidden_dropout / attention_dropout: override the HF
-    config's ``hidden_dropout_prob`` (DistilBERT: ``dropout``) /
-    ``attention_probs_dropout_prob`` (DistilBERT, ModernBERT: ``attention_dropout``;
-    attention dropout is costly on CPU: 0.0 by default); ModernBERT's embedding and MLP
-    dropouts keep its config's values. max_batch_wordpieces: padded rows x length per
-    transformer call. autocast: reduced precision around the transformer forward, per
-    device: bfloat16 on the CPU and on GPUs with native bfloat16, float16 on older GPUs
-    at prediction only (see :func:`spacy_lisa.device.choose_autocast`).
+    and the predicate indicator). layer_decay: layer-wise learning-rate decay, in (0, 1]:
+    the top layer learns at learn_rate_scale, each layer below at layer_decay times the
+    one above, the embeddings below the bottom layer (1.0: one rate).
+    hidden_dropout / attention_dropout: override the HF config's ``hidden_dropout_prob``
+    (DistilBERT: ``dropout``) / ``attention_probs_dropout_prob`` (DistilBERT,
+    ModernBERT: ``attention_dropout``; attention dropout is costly on CPU: 0.0 by
+    default); ModernBERT's embedding and MLP dropouts keep its config's values.
+    max_batch_wordpieces: padded rows x length per transformer call. autocast: reduced
+    precision around the transformer forward, per device: bfloat16 on the CPU and on GPUs
+    with native bfloat16, float16 on older GPUs at prediction only (see
+    :func:`spacy_lisa.device.choose_autocast`).
     predicate_mark: how a marked predicate (``PredicateAwareLISA.v1`` with ``reencode``)
     enters the transformer: "token_type" (token type 1), "indicator" (a learned vector
     added to its input word embeddings) or "auto" (token_type where the HF config has
@@ -139,10 +137,19 @@ def build_transformer_tok2vec(
     ):
         if value < minimum:
             raise ValueError(Errors.E163.format(option=option, value=value, need=f">= {minimum}"))
+    if not 0.0 < layer_decay <= 1.0:
+        raise ValueError(
+            Errors.E163.format(option="layer_decay", value=layer_decay, need="in (0, 1]")
+        )
     encoder = TransformerTokenEncoder(
         pooling=pooling, layer_mix=layer_mix, frozen=frozen, autocast=autocast
     )
-    shim = TransformerShim(encoder, learn_rate_scale=learn_rate_scale, cache_tokens=cache_tokens)
+    shim = TransformerShim(
+        encoder,
+        learn_rate_scale=learn_rate_scale,
+        layer_decay=layer_decay,
+        cache_tokens=cache_tokens,
+    )
     return Model(
         "transformer_tok2vec",
         forward,
@@ -161,133 +168,6 @@ def build_transformer_tok2vec(
             "marks_predicates": True,
         },
     )
-
-
-class TransformerShim(AveragedPyTorchShim):
-    """Holds the encoder, the tokenizer and the frozen-output cache.
-
-    ``to_bytes`` stores the HF config, the tokenizer files, the predicate mark and the
-    state dict, so that ``from_bytes`` rebuilds everything without the original model
-    directory. ``finish_update`` scales the learning rate of the transformer weights.
-    """
-
-    def __init__(self, model: Any, *, learn_rate_scale: float = 1.0, cache_tokens: int = 0):
-        super().__init__(model)
-        self.tokenizer: Any = None
-        # the special token ids the tokenizer puts before and after a window's pieces
-        self.special_ids: Tuple[List[int], List[int]] = ([], [])
-        self.learn_rate_scale = learn_rate_scale
-        self.cache = WindowCache(cache_tokens)
-
-    @property
-    def encoder(self) -> TransformerTokenEncoder:
-        return self._model
-
-    def build(self, transformer: Any, tokenizer: Any, *, predicate_mark: str) -> None:
-        """Take the HF model and its (prefix-spaced) tokenizer; ``predicate_mark`` is
-        resolved: "token_type" or "indicator"."""
-        self.encoder.build(transformer, predicate_mark=predicate_mark)
-        # the device thinc runs on (the GPU after spacy train --gpu-id 0 or require_gpu),
-        # not self.device: that is where the encoder's first parameter lives, i.e. the
-        # freshly loaded transformer's, always the CPU
-        self._model.to(get_torch_default_device())
-        self.tokenizer = tokenizer
-        self.special_ids = special_ids(tokenizer)
-        self.cache.clear()
-
-    def finish_update(self, optimizer: Optimizer) -> None:
-        # as PyTorchShim.finish_update, plus lr_scale: the transformer's weights take
-        # learn_rate_scale x the schedule's rate (e.g. 1e-3 x 0.05 = 5e-5), the scalar mix
-        # and the predicate indicator the full rate: learn_rate_scale keeps fine-tuning
-        # from wrecking pretrained weights, while these start from nothing (the indicator
-        # at zero) and, scaled down, would hardly move in a fine-tuning budget; a
-        # LayerNorm follows the embedding sum in every supported encoder, so a grown
-        # indicator cannot blow up the transformer's input
-        for name, param in self._model.named_parameters():
-            if param.grad is None:
-                continue
-            if not self._grad_scaler.found_inf:
-                scale = self.learn_rate_scale if name.startswith("transformer.") else 1.0
-                weights, _ = optimizer(
-                    (self.id, name),
-                    cast(FloatsXd, torch2xp(param.data)),
-                    cast(FloatsXd, torch2xp(param.grad)),
-                    lr_scale=scale,
-                )
-                param.data = xp2torch(weights, requires_grad=True, device=param.device)
-            param.grad.zero_()
-        self._grad_scaler.update()
-
-    def to_bytes(self) -> bytes:
-        import torch
-
-        msg: Dict[str, Any] = {"hf_config": None, "tokenizer": None, "state": None}
-        if self.encoder.built:
-            msg["hf_config"] = self.encoder.transformer.config.to_dict()
-            msg["predicate_mark"] = self.encoder.predicate_mark
-            with tempfile.TemporaryDirectory() as tmp:
-                self.tokenizer.save_pretrained(tmp)
-                msg["tokenizer"] = {
-                    p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()
-                }
-            buf = io.BytesIO()
-            torch.save(self._model.state_dict(), buf)
-            msg["state"] = buf.getvalue()
-        return srsly.msgpack_dumps(msg)
-
-    def from_bytes(self, bytes_data: bytes) -> TransformerShim:
-        import torch
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
-
-        msg = srsly.msgpack_loads(bytes_data)
-        if msg["hf_config"] is None:
-            return self
-        if not self.encoder.built:
-            hf_config = dict(msg["hf_config"])
-            config = AutoConfig.for_model(hf_config.pop("model_type"), **hf_config)
-            with tempfile.TemporaryDirectory() as tmp:
-                for fname, data in msg["tokenizer"].items():
-                    (Path(tmp) / fname).write_bytes(data)
-                tokenizer = AutoTokenizer.from_pretrained(tmp, local_files_only=True, use_fast=True)
-            transformer = AutoModel.from_config(config)
-            self.build(transformer, prefix_spaced(tokenizer), predicate_mark=msg["predicate_mark"])
-        state = torch.load(io.BytesIO(msg["state"]), map_location=self.device, weights_only=True)
-        self._model.load_state_dict(state)
-        self.cache.clear()
-        return self
-
-
-class WindowCache:
-    """Pooled per-layer outputs ([K, n, H] float16 numpy) of frozen-transformer windows,
-    keyed by the window's words (the transformer sees nothing outside its window, so the
-    words determine the output). LRU, bounded by the total number of tokens stored."""
-
-    def __init__(self, max_tokens: int):
-        self.max_tokens = max_tokens
-        self.n_tokens = 0
-        self._data: OrderedDict[Tuple[str, ...], numpy.ndarray] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def clear(self) -> None:
-        self._data.clear()
-        self.n_tokens = 0
-
-    def get(self, key: Tuple[str, ...]) -> Optional[numpy.ndarray]:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
-
-    def put(self, key: Tuple[str, ...], value: numpy.ndarray) -> None:
-        if not self.max_tokens or len(key) > self.max_tokens or key in self._data:
-            return
-        self._data[key] = value
-        self.n_tokens += len(key)
-        while self.n_tokens > self.max_tokens:
-            old_key, _ = self._data.popitem(last=False)
-            self.n_tokens -= len(old_key)
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Any = None) -> None:

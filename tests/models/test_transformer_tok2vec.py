@@ -158,7 +158,7 @@ def test_cache_hit_skips_transformer_in_training_only(vocab):
 
 
 def test_cache_is_bounded():
-    from spacy_lisa.models.transformer import WindowCache
+    from spacy_lisa.models.transformer_shim import WindowCache
 
     cache = WindowCache(5)
     cache.put(("a", "b", "c"), numpy.zeros(1))
@@ -179,6 +179,8 @@ def test_cache_needs_frozen():
         ({"pooling": "max"}, "E161"),
         ({"max_batch_wordpieces": 0}, "E163"),
         ({"learn_rate_scale": -1.0}, "E163"),
+        ({"layer_decay": 0.0}, "E163"),
+        ({"layer_decay": 1.5}, "E163"),
         ({"frozen": True, "cache_tokens": -5}, "E163"),
     ],
 )
@@ -206,6 +208,42 @@ def test_learn_rate_scale_reaches_optimizer(vocab):
     assert moves[0.05] / moves[1.0] == pytest.approx(0.05, rel=0.05)
 
 
+def test_layer_decay_lowers_the_rate_layer_by_layer(vocab):
+    """layer_decay 0.5 on the 6-layer MiniLM: the top block learns at the full rate, the
+    bottom block at 0.5^5 of it, the embeddings at 0.5^6, as Adam's first step shows."""
+    docs = [doc_of(vocab, ["John", "sold", "the", "car", "to", "Mary", "."])]
+    moves = {}
+    for decay in (1.0, 0.5):
+        model = make(layer_decay=decay)
+        hf = model.shims[0]._model.transformer
+        params = {
+            5: hf.encoder.layer[5].output.dense.weight,
+            0: hf.encoder.layer[0].output.dense.weight,
+            -1: hf.embeddings.LayerNorm.weight,
+        }
+        before = {k: p.detach().clone() for k, p in params.items()}
+        _update(model, docs, Adam(1e-3, grad_clip=0.0))
+        moves[decay] = {k: (p.detach() - before[k]).abs().sum().item() for k, p in params.items()}
+    for layer, exponent in ((5, 0), (0, 5), (-1, 6)):
+        assert moves[0.5][layer] / moves[1.0][layer] == pytest.approx(0.5**exponent, rel=0.05)
+
+
+def test_layer_lr_scale_finds_the_block_of_each_family():
+    from spacy_lisa.models.transformer_shim import layer_lr_scale
+
+    # 12 blocks, learn_rate_scale 0.3, layer_decay 0.5
+    names = {
+        "transformer.encoder.layer.11.attention.self.query.weight": 0.3,  # BERT, RoBERTa
+        "transformer.transformer.layer.0.ffn.lin1.weight": 0.3 * 0.5**11,  # DistilBERT
+        "transformer.layers.10.mlp.Wo.weight": 0.3 * 0.5,  # ModernBERT
+        "transformer.embeddings.word_embeddings.weight": 0.3 * 0.5**12,
+        "transformer.encoder.rel_embeddings.weight": 0.3,  # DeBERTa: used by every block
+        "mix_weights": 1.0,  # not the transformer's: the full rate
+    }
+    for name, expected in names.items():
+        assert layer_lr_scale(name, 12, 0.3, 0.5) == pytest.approx(expected), name
+
+
 def test_to_bytes_from_bytes(model, vocab):
     docs = [doc_of(vocab, ["John", "sold", "the", "car", "."])]
     data = model.to_bytes()
@@ -219,7 +257,7 @@ def test_to_bytes_from_bytes(model, vocab):
 def test_weights_go_to_the_device_thinc_runs_on(model, monkeypatch, load):
     """The transformer is loaded on the CPU; built into the shim, it moves to thinc's
     device (the GPU after require_gpu). "meta" stands in for the GPU here."""
-    import spacy_lisa.models.transformer as transformer_module
+    import spacy_lisa.models.transformer_shim as transformer_module
 
     data = model.to_bytes()
     meta = torch.device("meta")

@@ -1,0 +1,194 @@
+"""The shim of ``spacy-lisa.TransformerTok2Vec.v1`` (:mod:`.transformer`): the torch
+encoder with its tokenizer, saved and loaded without the original model directory; the
+learning rate of each transformer weight (``learn_rate_scale``, ``layer_decay``); the
+cache of a frozen transformer's outputs.
+
+spaCy imports the tok2vec through an entry point: torch and transformers are imported
+inside functions only."""
+
+from __future__ import annotations
+
+import io
+import re
+import tempfile
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, cast
+
+import numpy
+import srsly
+from thinc.api import Optimizer, torch2xp, xp2torch
+from thinc.types import FloatsXd
+from thinc.util import get_torch_default_device
+
+from .averaged_shim import AveragedPyTorchShim
+from .wordpieces import prefix_spaced, special_ids
+
+if TYPE_CHECKING:
+    from .transformer_torch import TransformerTokenEncoder
+
+
+# a transformer block's parameters: "transformer.encoder.layer.3." (BERT, RoBERTa, XLM-R,
+# ELECTRA, DeBERTa), "transformer.transformer.layer.3." (DistilBERT), "transformer.layers.3."
+# (ModernBERT)
+_LAYER_INDEX = re.compile(r"^transformer\..*?\blayers?\.(\d+)\.")
+
+
+def layer_lr_scale(name: str, n_layers: int, scale: float, decay: float) -> float:
+    """The learning-rate multiplier of the encoder's parameter ``name``: ``scale`` for
+    the transformer's top layer and what sits above its blocks, ``scale`` x ``decay``^k
+    for the block k below the top, ``decay``^n_layers for the embeddings; 1.0 for what is
+    not the transformer's (the layer mix, the predicate indicator)."""
+    if not name.startswith("transformer."):
+        return 1.0
+    if name.startswith("transformer.embeddings."):
+        return scale * decay**n_layers
+    match = _LAYER_INDEX.match(name)
+    if match is None:  # the pooler, a final norm, DeBERTa's relative embeddings
+        return scale
+    return scale * decay ** (n_layers - 1 - int(match.group(1)))
+
+
+class TransformerShim(AveragedPyTorchShim):
+    """Holds the encoder, the tokenizer and the frozen-output cache.
+
+    ``to_bytes`` stores the HF config, the tokenizer files, the predicate mark and the
+    state dict, so that ``from_bytes`` rebuilds everything without the original model
+    directory. ``finish_update`` scales the learning rate of the transformer weights.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        learn_rate_scale: float = 1.0,
+        layer_decay: float = 1.0,
+        cache_tokens: int = 0,
+    ):
+        super().__init__(model)
+        self.tokenizer: Any = None
+        # the special token ids the tokenizer puts before and after a window's pieces
+        self.special_ids: Tuple[List[int], List[int]] = ([], [])
+        self.learn_rate_scale = learn_rate_scale
+        self.layer_decay = layer_decay
+        self._lr_scales: Dict[str, float] = {}  # per parameter, made at the first update
+        self.cache = WindowCache(cache_tokens)
+
+    @property
+    def encoder(self) -> TransformerTokenEncoder:
+        return self._model
+
+    def build(self, transformer: Any, tokenizer: Any, *, predicate_mark: str) -> None:
+        """Take the HF model and its (prefix-spaced) tokenizer; ``predicate_mark`` is
+        resolved: "token_type" or "indicator"."""
+        self.encoder.build(transformer, predicate_mark=predicate_mark)
+        # the device thinc runs on (the GPU after spacy train --gpu-id 0 or require_gpu),
+        # not self.device: that is where the encoder's first parameter lives, i.e. the
+        # freshly loaded transformer's, always the CPU
+        self._model.to(get_torch_default_device())
+        self.tokenizer = tokenizer
+        self.special_ids = special_ids(tokenizer)
+        self.cache.clear()
+
+    def finish_update(self, optimizer: Optimizer) -> None:
+        # as PyTorchShim.finish_update, plus lr_scale: the transformer's weights take
+        # learn_rate_scale x the schedule's rate (e.g. 1e-3 x 0.05 = 5e-5), the scalar mix
+        # and the predicate indicator the full rate: learn_rate_scale keeps fine-tuning
+        # from wrecking pretrained weights, while these start from nothing (the indicator
+        # at zero) and, scaled down, would hardly move in a fine-tuning budget; a
+        # LayerNorm follows the embedding sum in every supported encoder, so a grown
+        # indicator cannot blow up the transformer's input
+        if not self._lr_scales:
+            n_layers = int(self.encoder.transformer.config.num_hidden_layers)
+            self._lr_scales = {
+                name: layer_lr_scale(name, n_layers, self.learn_rate_scale, self.layer_decay)
+                for name, _ in self._model.named_parameters()
+            }
+        for name, param in self._model.named_parameters():
+            if param.grad is None:
+                continue
+            if not self._grad_scaler.found_inf:
+                scale = self._lr_scales[name]
+                weights, _ = optimizer(
+                    (self.id, name),
+                    cast(FloatsXd, torch2xp(param.data)),
+                    cast(FloatsXd, torch2xp(param.grad)),
+                    lr_scale=scale,
+                )
+                param.data = xp2torch(weights, requires_grad=True, device=param.device)
+            param.grad.zero_()
+        self._grad_scaler.update()
+
+    def to_bytes(self) -> bytes:
+        import torch
+
+        msg: Dict[str, Any] = {"hf_config": None, "tokenizer": None, "state": None}
+        if self.encoder.built:
+            msg["hf_config"] = self.encoder.transformer.config.to_dict()
+            msg["predicate_mark"] = self.encoder.predicate_mark
+            with tempfile.TemporaryDirectory() as tmp:
+                self.tokenizer.save_pretrained(tmp)
+                msg["tokenizer"] = {
+                    p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()
+                }
+            buf = io.BytesIO()
+            torch.save(self._model.state_dict(), buf)
+            msg["state"] = buf.getvalue()
+        return srsly.msgpack_dumps(msg)
+
+    def from_bytes(self, bytes_data: bytes) -> TransformerShim:
+        import torch
+        from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+        msg = srsly.msgpack_loads(bytes_data)
+        if msg["hf_config"] is None:
+            return self
+        if not self.encoder.built:
+            hf_config = dict(msg["hf_config"])
+            config = AutoConfig.for_model(hf_config.pop("model_type"), **hf_config)
+            with tempfile.TemporaryDirectory() as tmp:
+                for fname, data in msg["tokenizer"].items():
+                    (Path(tmp) / fname).write_bytes(data)
+                tokenizer = AutoTokenizer.from_pretrained(tmp, local_files_only=True, use_fast=True)
+            transformer = AutoModel.from_config(config)
+            self.build(transformer, prefix_spaced(tokenizer), predicate_mark=msg["predicate_mark"])
+        state = torch.load(io.BytesIO(msg["state"]), map_location=self.device, weights_only=True)
+        self._model.load_state_dict(state)
+        self.cache.clear()
+        return self
+
+
+class WindowCache:
+    """Pooled per-layer outputs ([K, n, H] float16 numpy) of frozen-transformer windows,
+    keyed by the window's words (the transformer sees nothing outside its window, so the
+    words determine the output). LRU, bounded by the total number of tokens stored."""
+
+    def __init__(self, max_tokens: int):
+        self.max_tokens = max_tokens
+        self.n_tokens = 0
+        self._data: OrderedDict[Tuple[str, ...], numpy.ndarray] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def clear(self) -> None:
+        self._data.clear()
+        self.n_tokens = 0
+
+    def get(self, key: Tuple[str, ...]) -> Optional[numpy.ndarray]:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def put(self, key: Tuple[str, ...], value: numpy.ndarray) -> None:
+        if not self.max_tokens or len(key) > self.max_tokens or key in self._data:
+            return
+        self._data[key] = value
+        self.n_tokens += len(key)
+        while self.n_tokens > self.max_tokens:
+            old_key, _ = self._data.popitem(last=False)
+            self.n_tokens -= len(old_key)
+
+
+__all__ = ["TransformerShim", "WindowCache", "layer_lr_scale"]
