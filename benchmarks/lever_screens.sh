@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Screens of the transformer recipe's untried levers at an equal budget: configs/lisa_trf.cfg
+# as it is (the baseline) and with one lever each, same data, steps and seed, trained on the
+# training documents outside the held-out share (scripts/split_heldout.py, 0.1) and scored
+# at the last step on the held-out ones and on dev (own parse, predicted predicates,
+# strict). Two runs at a time, one torch thread each. A lever moves on if it gains at
+# least 0.5 F1 over the baseline on the held-out documents and on dev.
+#
+#   bash benchmarks/lever_screens.sh [STEPS] [LEVERS]
+#
+# LEVERS (default "baseline ema layer_mix layer_decay first_piece"):
+#   ema          parameter averages (Thinc's use_averages) for prediction
+#   layer_mix    a softmax-weighted mix of all hidden states, fine-tuned with them
+#   layer_decay  layer-wise learning-rate decay 0.8 per block below the top
+#   first_piece  each word's first wordpiece instead of the mean of its pieces
+# Output: training/lever_screens/<lever>/ and <lever>.log, metrics/lever_screens/<lever>-
+# {train_heldout,dev}.json, and a table on stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=${1:-1000}
+levers=${2:-"baseline ema layer_mix layer_decay first_piece"}
+out=training/lever_screens
+metrics=metrics/lever_screens
+mkdir -p "$out" "$metrics"
+if [ ! -f corpus/train_heldout.spacy ]; then
+  python scripts/split_heldout.py corpus/train.spacy corpus/train_fit.spacy \
+    corpus/train_heldout.spacy --share 0.1
+fi
+tok2vec=components.lisa_srl.model.tok2vec
+
+overrides() {  # lever -> its spacy train overrides
+  case $1 in
+    baseline) ;;
+    ema) echo "--training.optimizer.use_averages true" ;;
+    layer_mix) echo "--$tok2vec.layer_mix true" ;;
+    layer_decay) echo "--$tok2vec.layer_decay 0.8" ;;
+    first_piece) echo "--$tok2vec.pooling first" ;;
+    *) echo "unknown lever $1" >&2; return 1 ;;
+  esac
+}
+
+run() {  # lever
+  local lever=$1 extra
+  extra=$(overrides "$lever")
+  # shellcheck disable=SC2086  # the overrides are words
+  OMP_NUM_THREADS=1 python -m spacy train configs/lisa_trf.cfg --output "$out/$lever" \
+    --paths.train corpus/train_fit.spacy --paths.dev corpus/train_heldout.spacy --gpu-id -1 \
+    --system.seed 0 --training.max_steps "$steps" --training.eval_frequency "$steps" \
+    $extra > "$out/$lever.log" 2>&1
+  for data in train_heldout dev; do
+    OMP_NUM_THREADS=1 spacy-lisa evaluate "$out/$lever/model-last" "corpus/$data.spacy" \
+      --parse model --output "$metrics/$lever-$data.json" >> "$out/$lever.log" 2>&1
+  done
+}
+
+for lever in $levers; do overrides "$lever" > /dev/null; done  # fail before training
+set -- $levers
+while [ $# -gt 0 ]; do
+  run "$1" &
+  if [ $# -gt 1 ]; then run "$2" & shift; fi
+  shift
+  wait
+done
+python - "$metrics" $levers <<'PY'
+import json, sys
+from pathlib import Path
+metrics, levers = Path(sys.argv[1]), sys.argv[2:]
+def f1(lever, data):
+    return 100 * json.loads((metrics / f"{lever}-{data}.json").read_text())["srl_f"]
+base = {d: f1("baseline", d) for d in ("train_heldout", "dev")} if "baseline" in levers else None
+print("| lever | held-out F1 | dev F1 | gain held-out / dev | moves on (>= 0.5 on both) |")
+print("|---|---|---|---|---|")
+for lever in levers:
+    h, d = f1(lever, "train_heldout"), f1(lever, "dev")
+    gain = moves = ""
+    if base and lever != "baseline":
+        gh, gd = h - base["train_heldout"], d - base["dev"]
+        gain, moves = f"{gh:+.2f} / {gd:+.2f}", "yes" if gh >= 0.5 and gd >= 0.5 else "no"
+    print(f"| {lever} | {h:.2f} | {d:.2f} | {gain} | {moves} |")
+PY
