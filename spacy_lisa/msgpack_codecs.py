@@ -13,10 +13,12 @@ its time decoding docs (BENCHMARKS.md, Prediction speed).
 :func:`cache_msgpack_codecs` keeps the answer of the two registries' ``get_all`` and
 asks again whenever something is registered (through the registries' ``register``, or
 any new name in catalogue's registry), so the encoders used are always the ones a fresh
-lookup would give. It changes srsly for the whole process, so nothing installs it behind
-a user's back: ``spacy-lisa predict`` calls it in its own process when it runs worker
-processes (``-n 2`` and more; the workers it forks inherit it), and a program that runs
-``nlp.pipe(..., n_process=N)`` itself may call it the same way.
+lookup would give. It changes srsly for the whole process, so it is installed only where
+the process is the package's: ``spacy-lisa predict`` when it runs worker processes (``-n
+2`` and more; the workers it forks inherit it), and the training reader
+(``spacy-lisa.SRLCorpus.v1``), which ``spacy train`` runs over every DocBin each epoch and
+each evaluation (a 3,000-sentence read: 8.8 s uncached, 0.9 s cached, 2026-11-28). A
+program that runs ``nlp.pipe(..., n_process=N)`` itself may call it the same way.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The msgpack codec cache (opt-in, for n_process runs): one registry scan, not one per
-serialised doc, and encoders registered later are still used."""
+"""The msgpack codec cache (predict with worker processes, the training reader): one
+registry scan, not one per serialised doc, and encoders registered later are still used."""
 
 from __future__ import annotations
 
@@ -91,3 +91,27 @@ def test_uncached_block_restores_the_cache() -> None:
     with uncached_msgpack_codecs():
         assert encoders.get_all == cache.uncached_get_all
     assert encoders.get_all == cache.get_all
+
+
+def test_the_training_reader_decodes_with_the_cache(tmp_path: Any) -> None:
+    """spacy train reads every DocBin each epoch through spacy-lisa.SRLCorpus.v1: the
+    reader installs the cache (a fresh process, so that no other test installed it)."""
+    from spacy.tokens import Doc, DocBin
+    from spacy.vocab import Vocab
+
+    from spacy_lisa.frames import set_srl_frames
+
+    doc = Doc(Vocab(), words=["John", "sold", "the", "car", "."])
+    set_srl_frames(doc, [{"predicate": [1, 2], "roleset": "sell.01", "roles": [[0, 1, "ARG0"]]}])
+    DocBin(docs=[doc], store_user_data=True).to_disk(tmp_path / "train.spacy")
+    code = (
+        "import spacy, sys;"
+        "from srsly import msgpack as m;"
+        "from spacy_lisa.corpus.readers import SRLCorpus;"
+        f"egs = list(SRLCorpus({str(tmp_path / 'train.spacy')!r})(spacy.blank('en')));"
+        "print(len(egs), hasattr(m.msgpack_decoders, '_spacy_lisa_cache'))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert result.stdout.split() == ["1", "True"]

@@ -20,6 +20,7 @@ from spacy.vocab import Vocab
 
 from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, set_srl_frames
+from ..msgpack_codecs import cache_msgpack_codecs
 from ..pipeline.teacher import TEACHER_KEY, slice_teacher
 from .merging import merge_consecutive
 
@@ -140,6 +141,9 @@ class SRLCorpus(Corpus):
     def read_docbin(self, vocab: Vocab, locs: Iterable[Union[str, Path]]) -> Iterator[Doc]:
         """The non-empty docs of the files (with SRL annotation if ``require_srl``), at
         most ``limit`` of them."""
+        # spacy train reads the corpus again every epoch and evaluation: srsly's registry
+        # scan on every msgpack call cost ~3 ms a doc, ten times the decoding itself
+        cache_msgpack_codecs()
         n = 0
         self.n_without_srl = 0
         for loc in locs:
