@@ -13,6 +13,8 @@
 #   layer_mix    a softmax-weighted mix of all hidden states, fine-tuned with them
 #   layer_decay  layer-wise learning-rate decay 0.8 per block below the top
 #   first_piece  each word's first wordpiece instead of the mean of its pieces
+#   rate_0.2, rate_0.8  learn_rate_scale 0.2 or 0.8 instead of the config's 0.4 (chosen
+#                on dev before the held-out rule: the held-out screen of that choice)
 # Output: training/lever_screens/<lever>/ and <lever>.log, metrics/lever_screens/<lever>-
 # {train_heldout,dev}.json, and a table on stdout.
 set -euo pipefail
@@ -35,6 +37,7 @@ overrides() {  # lever -> its spacy train overrides
     layer_mix) echo "--$tok2vec.layer_mix true" ;;
     layer_decay) echo "--$tok2vec.layer_decay 0.8" ;;
     first_piece) echo "--$tok2vec.pooling first" ;;
+    rate_*) echo "--$tok2vec.learn_rate_scale ${1#rate_}" ;;
     *) echo "unknown lever $1" >&2; return 1 ;;
   esac
 }
