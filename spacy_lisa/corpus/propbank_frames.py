@@ -56,11 +56,11 @@ from pathlib import Path
 from typing import Any, Collection, Dict, Iterator, List, Optional, Set, Tuple
 
 from ..errors import Errors
+from ..pipeline.senses import roleset_head_lemma
 from ._io import CorpusFormatError, PathLike
 from .records import Argument, Predicate, SentenceRecord
 
 FRAME_SUFFIX = ".xml"
-_ROLESET = re.compile(r"^(?P<lemma>.+)\.(?P<sense>[0-9A-Za-z]+)$")
 # PTB empty elements as the examples write them: *, *PRO*, *-1, *T*-2, [*], [*-2]-1, ...
 _TRACE = re.compile(r"^\[*\*(?:[A-Za-z0-9?]+\*)?(?:-\d+)?\]*(?:-\d+)?$")
 # co-indexing brackets glued to words: "[Mr." ... "Dang]-1", "[who]-3"
@@ -73,13 +73,6 @@ LABEL_MAP = {"ARGM-PNC": "ARGM-PRP"}
 _LABEL = re.compile(
     r"^(?P<prefix>[CR]-)?(?:(?P<numbered>ARG[0-6]|ARGA)(?:-DSP)?|ARGM-(?P<tag>[A-Z]+))$"
 )
-
-
-def roleset_head_lemma(roleset: str) -> Optional[str]:
-    """``"take_into_account.04"`` -> ``"take"``, ``"sell.01"`` -> ``"sell"``; ``None``
-    for an id that is not ``lemma.sense``."""
-    match = _ROLESET.match(roleset)
-    return match.group("lemma").split("_")[0] if match else None
 
 
 def normalize_label(label: str) -> Optional[str]:

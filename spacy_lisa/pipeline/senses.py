@@ -53,6 +53,13 @@ def roleset_lemma(roleset: str) -> str:
     return match.group("lemma") if match else roleset
 
 
+def roleset_head_lemma(roleset: str) -> Optional[str]:
+    """The word a roleset is a candidate of: ``"take_into_account.04"`` -> ``"take"``,
+    ``"sell.01"`` -> ``"sell"``; ``None`` for an id that is not ``lemma.sense``."""
+    match = _ROLESET.match(roleset)
+    return match.group("lemma").split("_")[0] if match else None
+
+
 def gold_lemma(frame: SRLFrame) -> str:
     """The lemma a gold frame's roleset is looked up under: its frame-file lemma, else
     the predicate token's ``lemma_``, else the lower-cased form (always lower case)."""
@@ -289,8 +296,10 @@ def add_frame_file_candidates(candidates: Dict[str, List[str]], frames_dir: str)
             name = roleset.get("id")
             if not name:
                 continue
-            lemma = roleset_lemma(name).split("_")[0].lower()
-            listed = candidates.setdefault(lemma, [])
+            lemma = roleset_head_lemma(name)
+            if lemma is None:  # not lemma.sense: no lemma to list it under
+                continue
+            listed = candidates.setdefault(lemma.lower(), [])
             if name not in listed:
                 listed.append(name)
                 n += 1
