@@ -95,13 +95,15 @@ device=gpu
 [ "$gpu_id" -lt 0 ] && device=cpu
 overrides=()
 [ -n "${TRANSFORMER:-}" ] && overrides+=(--paths.transformer_model "$TRANSFORMER")
-"$python" benchmarks/bench_gpu.py --configs "$config" --devices "$device" --train "$train" \
-  --dev "$dev" --steps "$bench_steps" --warmup "$bench_warmup" --limit "$bench_limit" \
-  ${TRANSFORMER:+--transformer "$TRANSFORMER"} --output "$out/bench.json" > "$out/bench.log" 2>&1
-"$python" benchmarks/bench_gpu.py --configs "$config" --devices "$device" --train "$train" \
-  --dev "$dev" --steps "$bench_steps" --warmup "$bench_warmup" --limit "$bench_limit" \
-  ${TRANSFORMER:+--transformer "$TRANSFORMER"} --shrink --output "$out/bench_shrunk.json" \
-  >> "$out/bench.log" 2>&1
+bench() {  # output json, extra options: words/s as configured, or the host's ceiling
+  local output=$1
+  shift
+  "$python" benchmarks/bench_gpu.py --configs "$config" --devices "$device" --train "$train" \
+    --dev "$dev" --steps "$bench_steps" --warmup "$bench_warmup" --limit "$bench_limit" \
+    ${TRANSFORMER:+--transformer "$TRANSFORMER"} --output "$output" "$@" >> "$out/bench.log" 2>&1
+}
+bench "$out/bench.json"
+bench "$out/bench_shrunk.json" --shrink
 phase_end bench
 
 # 4. train for the time left: 2.5 minutes kept for evaluations during training and dev
