@@ -68,13 +68,10 @@ score() {  # model name
 }
 
 score training/lisa_cpu/model-best baseline > "$out/baseline.log" 2>&1
-set -- $variants
-while [ $# -gt 0 ]; do
-  run "$1" &
-  if [ $# -gt 1 ]; then run "$2" & shift; fi
-  shift
-  wait
-done
+# shellcheck source=benchmarks/in_pairs.sh
+source benchmarks/in_pairs.sh
+# shellcheck disable=SC2086  # the variants are words
+in_pairs run $variants
 for variant in baseline $variants; do
   python - "$metrics/$variant-frames.json" "$metrics/$variant-dev.json" "$variant" <<'EOF'
 import json, sys

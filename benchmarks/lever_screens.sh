@@ -57,13 +57,10 @@ run() {  # lever
 }
 
 for lever in $levers; do overrides "$lever" > /dev/null; done  # fail before training
-set -- $levers
-while [ $# -gt 0 ]; do
-  run "$1" &
-  if [ $# -gt 1 ]; then run "$2" & shift; fi
-  shift
-  wait
-done
+# shellcheck source=benchmarks/in_pairs.sh
+source benchmarks/in_pairs.sh
+# shellcheck disable=SC2086  # the levers are words
+in_pairs run $levers
 python - "$metrics" $levers <<'PY'
 import json, sys
 from pathlib import Path
