@@ -180,6 +180,11 @@ def get_srl_frames(doc: Doc) -> List[SRLFrame]:
     return frames
 
 
+def predicate_starts(doc: Doc) -> List[int]:
+    """The first token of each stored frame's predicate (no ``Span`` made)."""
+    return [int(item["predicate"][0]) for item in doc._.srl_frame_data or ()]
+
+
 def set_srl_frames(
     doc: Doc,
     frames: Optional[Iterable[Union[SRLFrame, FrameDict]]],

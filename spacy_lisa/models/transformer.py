@@ -214,10 +214,11 @@ def _shim(model: Model) -> TransformerShim:
 
 
 def _plan(model: Model, raw: List[RawWindow]) -> List[Window]:
-    """The windows ``raw`` tokenised with the model's tokenizer, cut to its limit."""
+    """The windows ``raw`` tokenised with the model's tokenizer (or as they were when
+    seen before), cut to its limit."""
     shim = _shim(model)
     limit = max_content(shim.encoder.transformer, shim.tokenizer, shim.special_ids)
-    return plan_windows(shim.tokenizer, raw, limit)
+    return plan_windows(shim.tokenizer, raw, limit, shim.pieces)
 
 
 def _encode(model: Model, windows: List[Window]) -> List[Any]:

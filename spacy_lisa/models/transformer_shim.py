@@ -13,7 +13,7 @@ import re
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Dict, Generic, List, Optional, Tuple, TypeVar, cast
 
 import numpy
 import srsly
@@ -22,16 +22,23 @@ from thinc.types import FloatsXd
 from thinc.util import get_torch_default_device
 
 from .averaged_shim import AveragedPyTorchShim
-from .wordpieces import prefix_spaced, special_ids
+from .wordpieces import Pieces, prefix_spaced, special_ids
 
 if TYPE_CHECKING:
     from .transformer_torch import TransformerTokenEncoder
+
+V = TypeVar("V")
 
 
 # a transformer block's parameters: "transformer.encoder.layer.3." (BERT, RoBERTa, XLM-R,
 # ELECTRA, DeBERTa), "transformer.transformer.layer.3." (DistilBERT), "transformer.layers.3."
 # (ModernBERT)
 _LAYER_INDEX = re.compile(r"^transformer\..*?\blayers?\.(\d+)\.")
+
+# the wordpieces of windows already tokenised, by their words: EWT's training sentences
+# (about 205,000 words) fit many times over, so that every epoch after the first calls
+# the tokenizer for no sentence; a few tens of MB at most
+PIECE_CACHE_TOKENS = 1_000_000
 
 
 def layer_lr_scale(name: str, n_layers: int, scale: float, decay: float) -> float:
@@ -50,7 +57,8 @@ def layer_lr_scale(name: str, n_layers: int, scale: float, decay: float) -> floa
 
 
 class TransformerShim(AveragedPyTorchShim):
-    """Holds the encoder, the tokenizer and the frozen-output cache.
+    """Holds the encoder, the tokenizer, the wordpieces of the windows it has seen and
+    the frozen-output cache.
 
     ``to_bytes`` stores the HF config, the tokenizer files, the predicate mark and the
     state dict, so that ``from_bytes`` rebuilds everything without the original model
@@ -72,7 +80,8 @@ class TransformerShim(AveragedPyTorchShim):
         self.learn_rate_scale = learn_rate_scale
         self.layer_decay = layer_decay
         self._lr_scales: Dict[str, float] = {}  # per parameter, made at the first update
-        self.cache = WindowCache(cache_tokens)
+        self.cache: WindowCache[numpy.ndarray] = WindowCache(cache_tokens)
+        self.pieces: WindowCache[Pieces] = WindowCache(PIECE_CACHE_TOKENS)
 
     @property
     def encoder(self) -> TransformerTokenEncoder:
@@ -89,6 +98,7 @@ class TransformerShim(AveragedPyTorchShim):
         self.tokenizer = tokenizer
         self.special_ids = special_ids(tokenizer)
         self.cache.clear()
+        self.pieces.clear()
 
     def finish_update(self, optimizer: Optimizer) -> None:
         # as PyTorchShim.finish_update, plus lr_scale: the transformer's weights take
@@ -158,15 +168,16 @@ class TransformerShim(AveragedPyTorchShim):
         return self
 
 
-class WindowCache:
-    """Pooled per-layer outputs ([K, n, H] float16 numpy) of frozen-transformer windows,
-    keyed by the window's words (the transformer sees nothing outside its window, so the
-    words determine the output). LRU, bounded by the total number of tokens stored."""
+class WindowCache(Generic[V]):
+    """Values of windows keyed by the window's words, LRU, bounded by the total number of
+    words stored: the wordpieces of each window, and the pooled per-layer outputs ([K,
+    n, H] float16 numpy) of a frozen transformer's windows (the transformer sees nothing
+    outside its window, so the words determine the output)."""
 
     def __init__(self, max_tokens: int):
         self.max_tokens = max_tokens
         self.n_tokens = 0
-        self._data: OrderedDict[Tuple[str, ...], numpy.ndarray] = OrderedDict()
+        self._data: OrderedDict[Tuple[str, ...], V] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._data)
@@ -175,13 +186,13 @@ class WindowCache:
         self._data.clear()
         self.n_tokens = 0
 
-    def get(self, key: Tuple[str, ...]) -> Optional[numpy.ndarray]:
+    def get(self, key: Tuple[str, ...]) -> Optional[V]:
         value = self._data.get(key)
         if value is not None:
             self._data.move_to_end(key)
         return value
 
-    def put(self, key: Tuple[str, ...], value: numpy.ndarray) -> None:
+    def put(self, key: Tuple[str, ...], value: V) -> None:
         if not self.max_tokens or len(key) > self.max_tokens or key in self._data:
             return
         self._data[key] = value

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Protocol, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -194,23 +194,50 @@ def marked_windows(X: MarkedWindows) -> Tuple[List[RawWindow], List[int]]:
     return raw, lengths
 
 
-def plan_windows(tokenizer: Any, raw: List[RawWindow], limit: int) -> List[Window]:
+# a window's content wordpiece ids and the word index of each (None: no word)
+Pieces = Tuple[List[int], List[Any]]
+
+
+class PieceCache(Protocol):
+    """Where :func:`plan_windows` keeps the pieces of windows it has tokenised, by their
+    words (``TransformerShim.pieces``, a bounded LRU)."""
+
+    def get(self, key: Tuple[str, ...]) -> Optional[Pieces]: ...
+
+    def put(self, key: Tuple[str, ...], value: Pieces) -> None: ...
+
+
+def plan_windows(
+    tokenizer: Any, raw: List[RawWindow], limit: int, pieces: Optional[PieceCache] = None
+) -> List[Window]:
     """The windows ``raw`` in order, tokenised (one fast-tokenizer call over the distinct
-    windows: a sentence's marked copies share theirs), with windows over ``limit``
-    content pieces split greedily by words."""
+    windows not in ``pieces``: a sentence's marked copies share theirs, and a sentence
+    seen before keeps its pieces), with windows over ``limit`` content pieces split
+    greedily by words."""
     if not raw:
         return []
-    distinct: Dict[Tuple[str, ...], int] = {}
+    encoded: Dict[Tuple[str, ...], Pieces] = {}
+    missing: Dict[Tuple[str, ...], None] = {}  # in order, once each
     for _, words, _ in raw:
-        distinct.setdefault(tuple(words), len(distinct))
-    enc = tokenizer(
-        [list(words) for words in distinct], is_split_into_words=True, add_special_tokens=False
-    )
+        key = tuple(words)
+        if key in encoded or key in missing:
+            continue
+        hit = pieces.get(key) if pieces is not None else None
+        if hit is None:
+            missing[key] = None
+        else:
+            encoded[key] = hit
+    if missing:
+        enc = tokenizer(
+            [list(words) for words in missing], is_split_into_words=True, add_special_tokens=False
+        )
+        for k, key in enumerate(missing):
+            encoded[key] = (enc.encodings[k].ids, enc.word_ids(k))
+            if pieces is not None:
+                pieces.put(key, encoded[key])
     windows: List[Window] = []
     for start, words, mark in raw:
-        k = distinct[tuple(words)]
-        ids = enc.encodings[k].ids
-        word_ids = enc.word_ids(k)
+        ids, word_ids = encoded[tuple(words)]
         if len(ids) <= limit:
             windows.append(Window(start, words, ids, word_ids, mark))
             continue

@@ -16,6 +16,7 @@ from thinc.types import Ints1d
 
 from ..alignment import one_to_one
 from ..errors import Errors, Warnings
+from ..frames import predicate_starts
 from ..models.types import TEACHER_FORCING_MODES, LisaBatch, LisaOutput
 from .options import SRLOptions
 
@@ -107,9 +108,7 @@ def train_batch(examples: Sequence[Example], options: SRLOptions, windower: Wind
                 if j >= 0:
                     gold_heads[i] = r2p[ref[int(j)].head.i]
         heads.append(cast(Ints1d, gold_heads))
-        preds = sorted(
-            {int(r2p[f.predicate.start]) for f in ref._.srl_frames if r2p[f.predicate.start] >= 0}
-        )
+        preds = sorted({int(r2p[start]) for start in predicate_starts(ref) if r2p[start] >= 0})
         predicates.append(ints1d(preds))
     mode = TEACHER_FORCING_MODES[options.teacher_forcing]
     if not any_gold_parse:

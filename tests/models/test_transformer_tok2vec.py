@@ -168,6 +168,40 @@ def test_cache_is_bounded():
     assert cache.get(("f",)) is not None
 
 
+def test_wordpieces_of_a_window_seen_before_are_reused(model, vocab):
+    """A window's pieces are tokenised once: a sentence seen again (the next epoch, or a
+    request repeating it) plans the same windows without calling the tokenizer, and only
+    new sentences reach it."""
+    shim = model.shims[0]
+    shim.pieces.clear()
+    sold = ["John", "sold", "the", "unbelievably", "expensive", "car", "."]
+    docs = [doc_of(vocab, sold, [1, 0, 0, 0, 0, 0, 0]), doc_of(vocab, ["Hi", "!"])]
+    first = _plan(model, doc_windows(docs)[0])
+    seen = []
+    tokenizer = shim.tokenizer
+
+    class Counting:  # the tokenizer, noting the windows it is called on
+        def __getattr__(self, name):
+            return getattr(tokenizer, name)
+
+        def __call__(self, texts, **kwargs):
+            seen.extend(tuple(words) for words in texts)
+            return tokenizer(texts, **kwargs)
+
+    shim.tokenizer = Counting()
+    try:
+        again = _plan(model, doc_windows(docs)[0])
+        assert seen == []
+        _plan(model, doc_windows(docs + [doc_of(vocab, ["New", "words", "."])])[0])
+        assert seen == [("New", "words", ".")]
+    finally:
+        shim.tokenizer = tokenizer
+    assert [(w.start, w.words, w.ids, w.word_ids) for w in again] == [
+        (w.start, w.words, w.ids, w.word_ids) for w in first
+    ]
+    assert len(first[0].ids) > len(sold)  # "unbelievably" is more than one piece
+
+
 def test_cache_needs_frozen():
     with pytest.raises(ValueError, match=r"\[E162\].*frozen = true"):
         registry.resolve({"m": {"@architectures": ARCH, "cache_tokens": 10}})
