@@ -130,6 +130,7 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
 
     from spacy_lisa.corpus.readers import SRLCorpus
     from spacy_lisa.device import select_device
+    from spacy_lisa.frames import predicate_starts
     from spacy_lisa.loading import srl_component
 
     where = select_device(gpu_id)
@@ -174,7 +175,7 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
     docs = []
     for eg in SRLCorpus(args.dev, gold_preproc=True, limit=args.limit)(nlp):
         doc = eg.predicted
-        doc._.srl_predicates = sorted({f.predicate.start for f in eg.reference._.srl_frames})
+        doc._.srl_predicates = sorted(set(predicate_starts(eg.reference)))
         docs.append(doc)
     batch_size = args.batch_size or int(config["nlp"]["batch_size"])
     list(nlp.pipe(docs[:batch_size], batch_size=batch_size))  # warm-up

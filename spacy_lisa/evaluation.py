@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from .pipeline.srl_component import LisaSRL
 
 from .errors import Errors
-from .frames import doc_sentences, has_srl_annotation, set_srl_frames
+from .frames import doc_sentences, has_srl_annotation, predicate_starts, set_srl_frames
 from .inputs import UserError
 from .loading import load_pipeline, srl_component
 from .models.types import PARSE_USED
@@ -153,7 +153,7 @@ def evaluate(
     if gold_predicates:
         srl.predicate_source = "doc"
         for pred, gold in zip(pred_docs, gold_docs, strict=True):
-            pred._.srl_predicates = sorted({f.predicate.start for f in gold._.srl_frames})
+            pred._.srl_predicates = sorted(set(predicate_starts(gold)))
     msg.info(
         f"Evaluating {len(gold_docs)} docs, parse: {parse}"
         + (", gold predicates" if gold_predicates else "")

@@ -1,7 +1,7 @@
 """The shim of ``spacy-lisa.TransformerTok2Vec.v1`` (:mod:`.transformer`): the torch
 encoder with its tokenizer, saved and loaded without the original model directory; the
 learning rate of each transformer weight (``learn_rate_scale``, ``layer_decay``); the
-cache of a frozen transformer's outputs.
+wordpieces of the windows it has seen and the cache of a frozen transformer's outputs.
 
 spaCy imports the tok2vec through an entry point: torch and transformers are imported
 inside functions only."""
@@ -11,9 +11,8 @@ from __future__ import annotations
 import io
 import re
 import tempfile
-from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Generic, List, Optional, Tuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, cast
 
 import numpy
 import srsly
@@ -22,12 +21,10 @@ from thinc.types import FloatsXd
 from thinc.util import get_torch_default_device
 
 from .averaged_shim import AveragedPyTorchShim
-from .wordpieces import Pieces, prefix_spaced, special_ids
+from .wordpieces import Pieces, WindowCache, prefix_spaced, special_ids
 
 if TYPE_CHECKING:
     from .transformer_torch import TransformerTokenEncoder
-
-V = TypeVar("V")
 
 
 # a transformer block's parameters: "transformer.encoder.layer.3." (BERT, RoBERTa, XLM-R,
@@ -168,38 +165,4 @@ class TransformerShim(AveragedPyTorchShim):
         return self
 
 
-class WindowCache(Generic[V]):
-    """Values of windows keyed by the window's words, LRU, bounded by the total number of
-    words stored: the wordpieces of each window, and the pooled per-layer outputs ([K,
-    n, H] float16 numpy) of a frozen transformer's windows (the transformer sees nothing
-    outside its window, so the words determine the output)."""
-
-    def __init__(self, max_tokens: int):
-        self.max_tokens = max_tokens
-        self.n_tokens = 0
-        self._data: OrderedDict[Tuple[str, ...], V] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def clear(self) -> None:
-        self._data.clear()
-        self.n_tokens = 0
-
-    def get(self, key: Tuple[str, ...]) -> Optional[V]:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
-
-    def put(self, key: Tuple[str, ...], value: V) -> None:
-        if not self.max_tokens or len(key) > self.max_tokens or key in self._data:
-            return
-        self._data[key] = value
-        self.n_tokens += len(key)
-        while self.n_tokens > self.max_tokens:
-            old_key, _ = self._data.popitem(last=False)
-            self.n_tokens -= len(old_key)
-
-
-__all__ = ["TransformerShim", "WindowCache", "layer_lr_scale"]
+__all__ = ["TransformerShim", "layer_lr_scale"]

@@ -1,6 +1,7 @@
 """Words to wordpieces for ``spacy-lisa.TransformerTok2Vec.v1``: the tokenizer's
 settings, the encoder's window limit, the windows a batch of docs (or of marked
-predicates) makes and their padded sub-batches.
+predicates) makes, their padded sub-batches, and the LRU that keeps values of windows by
+their words (:class:`WindowCache`: their pieces, a frozen transformer's outputs).
 
 Pre-tokenised words are mapped to pieces as they are in running text whatever the saved
 tokenizer's settings (:func:`prefix_spaced`): WordPiece (BERT, ELECTRA, DistilBERT),
@@ -15,13 +16,16 @@ architecture's module through an entry point).
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Dict, Generic, List, Optional, Tuple, TypeVar
 
 import numpy
 from spacy.tokens import Doc
 
 from ..errors import Errors
+
+V = TypeVar("V")
 
 
 def prefix_spaced(tokenizer: Any) -> Any:
@@ -198,17 +202,42 @@ def marked_windows(X: MarkedWindows) -> Tuple[List[RawWindow], List[int]]:
 Pieces = Tuple[List[int], List[Any]]
 
 
-class PieceCache(Protocol):
-    """Where :func:`plan_windows` keeps the pieces of windows it has tokenised, by their
-    words (``TransformerShim.pieces``, a bounded LRU)."""
+class WindowCache(Generic[V]):
+    """Values of windows keyed by the window's words, LRU, bounded by the total number of
+    words stored: the wordpieces of each window, and the pooled per-layer outputs ([K,
+    n, H] float16 numpy) of a frozen transformer's windows (the transformer sees nothing
+    outside its window, so the words determine the output)."""
 
-    def get(self, key: Tuple[str, ...]) -> Optional[Pieces]: ...
+    def __init__(self, max_tokens: int):
+        self.max_tokens = max_tokens
+        self.n_tokens = 0
+        self._data: OrderedDict[Tuple[str, ...], V] = OrderedDict()
 
-    def put(self, key: Tuple[str, ...], value: Pieces) -> None: ...
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def clear(self) -> None:
+        self._data.clear()
+        self.n_tokens = 0
+
+    def get(self, key: Tuple[str, ...]) -> Optional[V]:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def put(self, key: Tuple[str, ...], value: V) -> None:
+        if not self.max_tokens or len(key) > self.max_tokens or key in self._data:
+            return
+        self._data[key] = value
+        self.n_tokens += len(key)
+        while self.n_tokens > self.max_tokens:
+            old_key, _ = self._data.popitem(last=False)
+            self.n_tokens -= len(old_key)
 
 
 def plan_windows(
-    tokenizer: Any, raw: List[RawWindow], limit: int, pieces: Optional[PieceCache] = None
+    tokenizer: Any, raw: List[RawWindow], limit: int, pieces: Optional[WindowCache[Pieces]] = None
 ) -> List[Window]:
     """The windows ``raw`` in order, tokenised (one fast-tokenizer call over the distinct
     windows not in ``pieces``: a sentence's marked copies share theirs, and a sentence

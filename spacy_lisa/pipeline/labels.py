@@ -13,7 +13,7 @@ from thinc.api import Model
 
 from ..bio import OUTSIDE, VERB, spans_to_bio
 from ..errors import Errors
-from ..frames import has_srl_annotation
+from ..frames import has_srl_annotation, predicate_starts
 
 if TYPE_CHECKING:
     from spacy.strings import StringStore
@@ -50,7 +50,7 @@ def collect_label_data(
         if not has_srl_annotation(ref):
             continue
         n_annotated += 1
-        predicate_tokens = {f.predicate.start for f in ref._.srl_frames}
+        predicate_tokens = set(predicate_starts(ref))
         for token in ref:
             if token.tag_:
                 tags.add(token.tag_)

@@ -158,7 +158,7 @@ def test_cache_hit_skips_transformer_in_training_only(vocab):
 
 
 def test_cache_is_bounded():
-    from spacy_lisa.models.transformer_shim import WindowCache
+    from spacy_lisa.models.wordpieces import WindowCache
 
     cache = WindowCache(5)
     cache.put(("a", "b", "c"), numpy.zeros(1))
