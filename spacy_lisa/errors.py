@@ -268,6 +268,17 @@ class Errors(metaclass=ErrorsWithCodes):
     )
 
     # --- the LISA model (models/lisa, lisa_torch, loss, schedules) (E150-E160) ----------------
+    E132 = (
+        "sentences_from = {path!r} in spacy-lisa.SRLCorpus.v1 reads whole documents and "
+        "splits them as that pipeline does: it needs gold_preproc = false, max_length = 0 "
+        "and merge_sentences = 0 (each would bring back gold sentences). Pass a .spacy "
+        "file of whole documents (convert --n-sents) and leave the three at their defaults."
+    )
+    E133 = (
+        "sentences_from = {path!r} in spacy-lisa.SRLCorpus.v1: its pipeline {pipes} sets "
+        "no sentence boundaries. Pass a pipeline with a parser, senter or sentencizer "
+        "(e.g. the project's training/parser/model-best)."
+    )
     E150 = (
         "LISA layer numbers must satisfy 1 <= tag_layer < parse_layer <= depth (or "
         "parse_layer = 0 for no syntactic head, then 1 <= tag_layer <= depth); got "

@@ -54,6 +54,8 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     # train-cpu: the parser and lisa_cpu side by side, as the `all` workflow runs them
     for step in ("convert", "vectors", "train-cpu", "evaluate", "package"):
         _run(spacy + [step, ".", *overrides], project)
+    cpu_best = (project / "training/lisa_cpu/model-best/config.cfg").read_text()
+    assert 'dev = "corpus/train_heldout.spacy"' in cpu_best
     # distillation, with the smoke run's lisa_cpu standing in for the transformer teacher
     distill = ["--vars.teacher_config", "lisa_cpu", "--vars.distill_max_steps", "6"]
     for step in ("teacher-labels", "train-distilled"):
@@ -66,11 +68,14 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     # the share project.yml gives adapt-trf reaches the training reader
     share = srsly.read_yaml(project / "project.yml")["vars"]["trf_adapt_merge"]
     assert f"merge_sentences = {share}" in adapted
+    # its model-best is chosen on the held-out documents as the project's parser splits them
+    adapted_best = (project / "training/lisa_cpu/model-best/config.cfg").read_text()
+    assert 'dev = "corpus/train_heldout.docs.spacy"' in adapted_best
+    assert 'sentences_from = "training/parser/model-best"' in adapted_best
 
     # every model-best was chosen on held-out training documents, never on dev
     for trained, dev in (
         ("training/parser", "corpus/train_heldout.docs.spacy"),
-        ("training/lisa_cpu", "corpus/train_heldout.spacy"),
         ("training/lisa_cpu_distilled", "corpus/train_heldout.teacher.spacy"),
     ):
         config = (project / trained / "model-best/config.cfg").read_text()

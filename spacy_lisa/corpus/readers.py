@@ -5,13 +5,15 @@ when it uses the Doc whole: ``DocBin.get_docs`` restores it. It loses the frames
 it cuts a Doc into sentences (``gold_preproc=True``, or ``max_length`` on a long Doc):
 ``Span.as_doc()`` does not copy user data, and copied frames would carry the Doc's token
 offsets anyway. This reader subclasses it, cuts sentences with their frames re-based on
-the sentence, and can leave out Docs without SRL annotation (``require_srl``).
+the sentence, and can leave out Docs without SRL annotation (``require_srl``). It can
+also split whole documents into sentences as a trained pipeline does
+(``sentences_from``), to score a model as it meets raw text.
 """
 
 import logging
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import spacy
 from spacy.tokens import Doc, DocBin, Span
@@ -41,6 +43,7 @@ def create_srl_corpus_reader(
     augmenter: Optional[Callable] = None,
     require_srl: bool = True,
     merge_sentences: float = 0.0,
+    sentences_from: Optional[str] = None,
 ) -> Callable[["Language"], Iterable[Example]]:
     """Read ``.spacy`` files (a file or a directory) like ``spacy.Corpus.v1``, keeping
     the gold frames of the reference docs, also on sentences cut from them.
@@ -48,7 +51,10 @@ def create_srl_corpus_reader(
     None``), counted and logged once. ``merge_sentences`` (with ``gold_preproc``):
     the probability that two consecutive sentences of a document are read as one, as a
     segmenter that misses a sentence start passes them on raw text
-    (:mod:`spacy_lisa.corpus.merging`); 0 reads the gold sentences."""
+    (:mod:`spacy_lisa.corpus.merging`); 0 reads the gold sentences. ``sentences_from``:
+    a trained pipeline (path or package, e.g. the project's parser) whose predicted
+    sentence boundaries the predicted docs get, the documents read whole: a dev corpus
+    read this way scores a model on the sentences raw text gives it."""
     if path is None:
         raise ValueError(Errors.E124)
     return SRLCorpus(
@@ -59,6 +65,7 @@ def create_srl_corpus_reader(
         augmenter=augmenter,
         require_srl=require_srl,
         merge_sentences=merge_sentences,
+        sentences_from=sentences_from,
     )
 
 
@@ -107,7 +114,7 @@ class SRLCorpus(Corpus):
     """``spacy.training.Corpus`` that keeps gold frames on sentence cuts and can require
     SRL annotation. ``n_without_srl`` counts the docs left out by ``require_srl`` in
     the last pass; ``n_roles_cut`` the role spans cut at sentence boundaries;
-    ``merge_sentences`` is the reader option of the same name."""
+    ``merge_sentences`` and ``sentences_from`` are the reader options of those names."""
 
     def __init__(
         self,
@@ -120,9 +127,12 @@ class SRLCorpus(Corpus):
         shuffle: bool = False,
         require_srl: bool = True,
         merge_sentences: float = 0.0,
+        sentences_from: Optional[str] = None,
     ) -> None:
         if not 0.0 <= merge_sentences < 1.0 or (merge_sentences and not gold_preproc):
             raise ValueError(Errors.E125.format(rate=merge_sentences))
+        if sentences_from and (gold_preproc or max_length or merge_sentences):
+            raise ValueError(Errors.E132.format(path=sentences_from))
         super().__init__(
             path,
             limit=limit,
@@ -133,6 +143,10 @@ class SRLCorpus(Corpus):
         )
         self.require_srl = require_srl
         self.merge_sentences = merge_sentences
+        self.sentences_from = sentences_from
+        self._segmenter: Optional[Language] = None
+        # the corpus is read at every evaluation: each document is split once
+        self._sent_starts: Dict[str, List[bool]] = {}
         self.n_without_srl = 0
         self.n_roles_cut = 0
         self._logged = False
@@ -200,6 +214,9 @@ class SRLCorpus(Corpus):
         with ``gold_preproc`` (gold sentences are what that setting means): without
         them ``lisa_srl`` would split a gold sentence by punctuation rules (W003)."""
         example = super()._make_example(nlp, reference, gold_preproc)
+        if self.sentences_from:
+            for token, start in zip(example.x, self._segment(example.x), strict=True):
+                token.is_sent_start = start
         if gold_preproc and len(example.x) == len(reference):
             sent_starts = (
                 [bool(t.is_sent_start) for t in reference]
@@ -209,6 +226,21 @@ class SRLCorpus(Corpus):
             for token, start in zip(example.x, sent_starts, strict=True):
                 token.is_sent_start = start
         return example
+
+    def _segment(self, doc: Doc) -> List[bool]:
+        """The sentence starts ``sentences_from`` predicts for ``doc``'s words."""
+        if doc.text not in self._sent_starts:
+            if self._segmenter is None:
+                self._segmenter = spacy.load(self.sentences_from)
+            words = [t.text for t in doc]
+            spaces = [bool(t.whitespace_) for t in doc]
+            split = self._segmenter(Doc(self._segmenter.vocab, words=words, spaces=spaces))
+            if not split.has_annotation("SENT_START"):
+                raise ValueError(
+                    Errors.E133.format(path=self.sentences_from, pipes=self._segmenter.pipe_names)
+                )
+            self._sent_starts[doc.text] = [bool(t.is_sent_start) for t in split]
+        return self._sent_starts[doc.text]
 
     def make_examples_gold_preproc(
         self, nlp: "Language", reference_docs: Iterable[Doc]

@@ -131,3 +131,51 @@ def test_sentence_doc_cuts_roles_at_the_boundary():
     ]
     second, _ = sentence_doc(list(doc.sents)[1])
     assert second._.srl_frame_data == []  # annotated, no predicate in this sentence
+
+
+@pytest.fixture
+def splitter_dir(tmp_path):
+    """A saved pipeline that starts a sentence after every "like" (the gold documents
+    start one at "Dogs"), to tell its boundaries from the gold ones."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer", config={"punct_chars": ["like"]})
+    nlp.to_disk(tmp_path / "splitter")
+    return tmp_path / "splitter"
+
+
+def test_sentences_from_splits_whole_docs_as_the_pipeline_does(corpus_path, splitter_dir):
+    corpus = create_srl_corpus_reader(
+        corpus_path, gold_preproc=False, sentences_from=str(splitter_dir)
+    )
+    for _ in range(2):  # every evaluation reads the corpus again
+        examples = list(corpus(spacy.blank("en")))
+        assert [[t.is_sent_start for t in eg.x] for eg in examples] == [
+            [True, False, True, False, False, False],
+            [True, False],
+        ]
+        # the reference keeps its gold sentences and frames
+        assert [t.is_sent_start for t in examples[0].y] == [True, False, False] * 2
+        assert _frames(examples[0]) == [
+            ("like", [("Cats", "ARG0")]),
+            ("chase", [("cats", "ARG1")]),
+        ]
+
+
+def test_sentences_from_scores_a_trained_pipeline(corpus_path, splitter_dir, srl_model_dir):
+    nlp = spacy.load(srl_model_dir)
+    corpus = create_srl_corpus_reader(
+        corpus_path, gold_preproc=False, sentences_from=str(splitter_dir)
+    )
+    scores = nlp.evaluate(list(corpus(nlp)))
+    assert 0.0 <= scores["srl_f"] <= 1.0 and scores["srl_pred_f"] is not None
+
+
+def test_sentences_from_needs_whole_documents_and_a_splitter(corpus_path, tmp_path):
+    with pytest.raises(ValueError, match="gold_preproc = false"):
+        create_srl_corpus_reader(corpus_path, gold_preproc=True, sentences_from="parser")
+    spacy.blank("en").to_disk(tmp_path / "blank")
+    corpus = create_srl_corpus_reader(
+        corpus_path, gold_preproc=False, sentences_from=str(tmp_path / "blank")
+    )
+    with pytest.raises(ValueError, match="sets no sentence boundaries"):
+        list(corpus(spacy.blank("en")))
