@@ -215,7 +215,8 @@ class SRLCorpus(Corpus):
         them ``lisa_srl`` would split a gold sentence by punctuation rules (W003)."""
         example = super()._make_example(nlp, reference, gold_preproc)
         if self.sentences_from:
-            for token, start in zip(example.x, self._segment(example.x), strict=True):
+            starts = self._segment(example.x, self.sentences_from)
+            for token, start in zip(example.x, starts, strict=True):
                 token.is_sent_start = start
         if gold_preproc and len(example.x) == len(reference):
             sent_starts = (
@@ -227,17 +228,18 @@ class SRLCorpus(Corpus):
                 token.is_sent_start = start
         return example
 
-    def _segment(self, doc: Doc) -> List[bool]:
-        """The sentence starts ``sentences_from`` predicts for ``doc``'s words."""
+    def _segment(self, doc: Doc, sentences_from: str) -> List[bool]:
+        """The sentence starts the pipeline ``sentences_from`` predicts for ``doc``'s
+        words."""
         if doc.text not in self._sent_starts:
             if self._segmenter is None:
-                self._segmenter = spacy.load(self.sentences_from)
+                self._segmenter = spacy.load(sentences_from)
             words = [t.text for t in doc]
             spaces = [bool(t.whitespace_) for t in doc]
             split = self._segmenter(Doc(self._segmenter.vocab, words=words, spaces=spaces))
             if not split.has_annotation("SENT_START"):
                 raise ValueError(
-                    Errors.E133.format(path=self.sentences_from, pipes=self._segmenter.pipe_names)
+                    Errors.E133.format(path=sentences_from, pipes=self._segmenter.pipe_names)
                 )
             self._sent_starts[doc.text] = [bool(t.is_sent_start) for t in split]
         return self._sent_starts[doc.text]
