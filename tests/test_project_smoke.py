@@ -136,3 +136,21 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "print('loaded', nlp.pipe_names)"
     )
     _run([sys.executable, "-c", code, str(target)], project)
+
+    # the ensemble workflow: two more seeds, joined with the packaged pipeline of `all`
+    for step in ("train-cpu-seeds", "join-ensemble", "package-ensemble"):
+        _run(spacy + [step, ".", *overrides], project)
+    joined = (project / "training/pipelines/lisa_cpu_ensemble/config.cfg").read_text()
+    assert '@architectures = "spacy-lisa.Ensemble.v1"' in joined
+    assert all(f"member{i}]" in joined for i in range(3)) and "member3]" not in joined
+    assert "| SRL F1 |" in (project / "metrics/lisa_cpu_ensemble.md").read_text()
+    wheels = list((project / "packages").glob("en_lisa_srl_ewt_cpu_ensemble-*/dist/*.whl"))
+    assert len(wheels) == 1, wheels
+    target = tmp_path / "site_ensemble"
+    _run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
+        + [str(wheels[0])],
+        project,
+    )
+    code = code.replace("en_lisa_srl_ewt_cpu", "en_lisa_srl_ewt_cpu_ensemble")
+    _run([sys.executable, "-c", code, str(target)], project)
