@@ -41,12 +41,13 @@ import sys, zlib
 from pathlib import Path
 import spacy
 from spacy.tokens import DocBin
+from spacy_lisa.corpus.docbin import DOC_ID_KEY
 source, out, folds = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 parts = [DocBin(store_user_data=True) for _ in range(folds)]
 for doc in DocBin().from_disk(source).get_docs(spacy.blank("en").vocab):
-    doc_id = doc.user_data.get("spacy_lisa.doc_id")
+    doc_id = doc.user_data.get(DOC_ID_KEY)
     if doc_id is None:
-        sys.exit(f"{source}: a doc without spacy_lisa.doc_id: convert it with spacy-lisa convert")
+        sys.exit(f"{source}: a doc without {DOC_ID_KEY}: convert it with spacy-lisa convert")
     parts[zlib.crc32(doc_id.encode("utf8")) % folds].add(doc)
 for k, part in enumerate(parts):
     part.to_disk(out / f"fold{k}.spacy")

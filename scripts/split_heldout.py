@@ -19,7 +19,7 @@ import spacy
 import typer
 from spacy.tokens import DocBin
 
-DOC_ID = "spacy_lisa.doc_id"
+from spacy_lisa.corpus.docbin import DOC_ID_KEY
 
 
 def is_heldout(doc_id: str, share: float) -> bool:
@@ -37,18 +37,18 @@ def main(
         raise typer.BadParameter(f"--share must be between 0 and 1, got {share}")
     nlp = spacy.blank("en")
     docs = list(DocBin().from_disk(source).get_docs(nlp.vocab))
-    missing = [i for i, doc in enumerate(docs) if DOC_ID not in doc.user_data]
+    missing = [i for i, doc in enumerate(docs) if DOC_ID_KEY not in doc.user_data]
     if missing:
         raise SystemExit(
             f"{source}: {len(missing)} docs (first: #{missing[0]}) have no document id "
-            f"({DOC_ID}); convert the corpus again with spacy-lisa convert ewt"
+            f"({DOC_ID_KEY}); convert the corpus again with spacy-lisa convert ewt"
         )
     fit, heldout = DocBin(store_user_data=True), DocBin(store_user_data=True)
     doc_ids = {True: set(), False: set()}
     for doc in docs:
-        held = is_heldout(doc.user_data[DOC_ID], share)
+        held = is_heldout(doc.user_data[DOC_ID_KEY], share)
         (heldout if held else fit).add(doc)
-        doc_ids[held].add(doc.user_data[DOC_ID])
+        doc_ids[held].add(doc.user_data[DOC_ID_KEY])
     if not len(fit) or not len(heldout):
         raise SystemExit(
             f"{source}: {len(doc_ids[False] | doc_ids[True])} documents give "

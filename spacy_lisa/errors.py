@@ -266,8 +266,6 @@ class Errors(metaclass=ErrorsWithCodes):
         "The training and held-out outputs are the same file ({path}): the held-out part "
         "would overwrite the training part. Pass two different paths."
     )
-
-    # --- the LISA model (models/lisa, lisa_torch, loss, schedules) (E150-E160) ----------------
     E132 = (
         "sentences_from = {path!r} in spacy-lisa.SRLCorpus.v1 reads whole documents and "
         "splits them as that pipeline does: it needs gold_preproc = false, max_length = 0 "
@@ -279,6 +277,8 @@ class Errors(metaclass=ErrorsWithCodes):
         "no sentence boundaries. Pass a pipeline with a parser, senter or sentencizer "
         "(e.g. the project's training/parser/model-best)."
     )
+
+    # --- the LISA model (models/lisa, lisa_torch, loss, schedules) (E150-E160) ----------------
     E150 = (
         "LISA layer numbers must satisfy 1 <= tag_layer < parse_layer <= depth (or "
         "parse_layer = 0 for no syntactic head, then 1 <= tag_layer <= depth); got "

@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from .corpus.docbin import DOC_ID_KEY
 from .errors import Errors
 from .frames import SRLFrame, doc_sentences, has_srl_annotation
 from .pipeline.scorer import (
@@ -39,8 +40,6 @@ from .pipeline.scorer import (
     _check_convention,
     join_continuations,
 )
-
-DOC_ID_KEY = "spacy_lisa.doc_id"
 
 CharSpan = Tuple[int, int]
 
