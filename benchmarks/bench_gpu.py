@@ -24,6 +24,7 @@ transformer's ``autocast`` dtype (:func:`spacy_lisa.device.choose_autocast`).
     python benchmarks/bench_gpu.py --devices cpu --threads 2
     python benchmarks/bench_gpu.py --autocast on         # transformer autocast forced on
     python benchmarks/bench_gpu.py --devices cpu --shrink  # the host's ceiling: tiny encoders
+    python benchmarks/bench_gpu.py --train-batch-words 6000 --batch-size 1024  # bigger batches
 
 lisa_cpu reads the static vectors of the project's ``vectors`` step
 (training/minilm_vectors; ``--vectors`` for another path).
@@ -57,6 +58,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3, help="training steps not timed")
     parser.add_argument("--limit", type=int, default=2000, help="sentences read from each set")
     parser.add_argument("--batch-size", type=int, default=0, help="docs per nlp.pipe batch")
+    parser.add_argument(
+        "--train-batch-words",
+        type=int,
+        default=0,
+        help="padded words per training batch (training.batcher.size; 0: the config's)",
+    )
     parser.add_argument("--threads", type=int, default=2, help="torch threads on the CPU")
     parser.add_argument("--autocast", choices=["config", "on", "off"], default="config")
     parser.add_argument("--transformer", default="", help="paths.transformer_model, if set")
@@ -112,7 +119,8 @@ def main() -> None:
 
 def _run_worker(args: argparse.Namespace, config: str, gpu_id: int) -> Dict[str, Any]:
     cmd = [sys.executable, __file__, "--worker", config, str(gpu_id)]
-    names = ("train", "dev", "vectors", "steps", "warmup", "limit", "batch_size", "threads")
+    names = ("train", "dev", "vectors", "steps", "warmup", "limit", "batch_size")
+    names += ("train_batch_words", "threads")
     for name in (*names, "transformer"):
         cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     cmd += ["--autocast", args.autocast] + (["--shrink"] if args.shrink else [])
@@ -143,6 +151,8 @@ def measure(args: argparse.Namespace, config_name: str, gpu_id: int) -> Dict[str
     if args.transformer and "transformer_model" in raw["paths"]:
         overrides["paths.transformer_model"] = args.transformer
     tok2vec = raw["components"]["lisa_srl"]["model"]["tok2vec"]
+    if args.train_batch_words:
+        overrides["training.batcher.size"] = args.train_batch_words
     if args.autocast != "config" and "autocast" in tok2vec:
         overrides["components.lisa_srl.model.tok2vec.autocast"] = args.autocast == "on"
     nlp, config = pipeline_from_config(path, overrides)
