@@ -35,9 +35,20 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         shutil.copy(REPO / name, project / name)
     for folder in ("configs", "scripts"):
         shutil.copytree(REPO / folder, project / folder)
+    # one frame file: its roleset must reach the trained components' sense candidates
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    (frames / "zorble.xml").write_text(
+        "<?xml version='1.0' encoding='utf-8'?>\n<frameset><predicate lemma='zorble'>"
+        "<roleset id='zorble.01' name=''><roles><role n='0' descr='agent'/></roles>"
+        "</roleset></predicate></frameset>\n",
+        encoding="utf8",
+    )
     overrides = [
         "--vars.ewt_dir",
         str(ewt),
+        "--vars.frames_dir",
+        str(frames),
         "--vars.n_sents_limit",
         "300",
         "--vars.max_steps",
@@ -56,6 +67,8 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         _run(spacy + [step, ".", *overrides], project)
     cpu_best = (project / "training/lisa_cpu/model-best/config.cfg").read_text()
     assert 'dev = "corpus/train_heldout.spacy"' in cpu_best
+    cpu_cfg = srsly.read_json(project / "training/lisa_cpu/model-best/lisa_srl/cfg")
+    assert cpu_cfg["sense_candidates"]["zorble"] == ["zorble.01"]
     # distillation, with the smoke run's lisa_cpu standing in for the transformer teacher
     distill = ["--vars.teacher_config", "lisa_cpu", "--vars.distill_max_steps", "6"]
     for step in ("teacher-labels", "train-distilled"):
