@@ -16,9 +16,11 @@
 # CPU the teachers train two at a time, one thread each; on a GPU one after another),
 # TRANSFORMER (paths.transformer_model, if the teacher's config has one).
 # Every stage is skipped when its output exists, so a run cut short goes on where it
-# stopped (a teacher cut mid-run starts again). Run it from the project after `convert`
+# stopped: a training writes to <name>.part and takes its name when it ends, so a teacher
+# or student cut mid-run starts again (its model-best so far is not taken for the end). Run it from the project after `convert`
 # and `vectors` (corpus/train_fit.spacy, corpus/train_heldout.spacy, corpus/dev.spacy,
-# training/minilm_vectors). Output: corpus/oof/, training/oof/, metrics/oof/ and a table.
+# training/minilm_vectors). Output: corpus/oof/, training/oof/, metrics/oof/ and a table
+# (stdout and metrics/oof/table.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 folds=${1:-2}
@@ -64,11 +66,13 @@ done
 teacher() {  # fold k: train teacher k, then label fold k (and teacher 0 the held-out docs)
   local k=$1 threads=1
   [ "$gpu_id" -ge 0 ] && threads=2
-  if [ ! -d "$out/teacher$k/model-best" ]; then
+  if [ ! -d "$out/teacher$k" ]; then
+    rm -rf "$out/teacher$k.part"
     OMP_NUM_THREADS=$threads python -m spacy train "configs/$teacher_config.cfg" \
-      --output "$out/teacher$k" --paths.train "$corpus/without$k" \
+      --output "$out/teacher$k.part" --paths.train "$corpus/without$k" \
       --paths.dev corpus/train_heldout.spacy --gpu-id "$gpu_id" --system.seed 0 \
       --training.max_steps "$teacher_steps" "${overrides[@]}" > "$out/teacher$k.log" 2>&1
+    mv "$out/teacher$k.part" "$out/teacher$k"
   fi
   if [ ! -f "$corpus/labels/fold$k.teacher.spacy" ]; then
     OMP_NUM_THREADS=$threads python scripts/teacher_labels.py "$out/teacher$k/model-best" \
@@ -92,17 +96,19 @@ else
 fi
 
 # the student, as train-distilled trains it, on the out-of-fold labels (a folder of files)
-if [ ! -d "$out/student/model-best" ]; then
-  python -m spacy train configs/lisa_cpu.cfg --output "$out/student" \
+if [ ! -d "$out/student" ]; then
+  rm -rf "$out/student.part"
+  python -m spacy train configs/lisa_cpu.cfg --output "$out/student.part" \
     --paths.train "$corpus/labels" --paths.dev "$corpus/heldout.teacher.spacy" \
     --gpu-id "$gpu_id" --system.seed 0 --training.max_steps "$student_steps" \
     --components.lisa_srl.loss_weights.teacher "$teacher_share" > "$out/student.log" 2>&1
+  mv "$out/student.part" "$out/student"
 fi
 for data in train_heldout dev; do
   spacy-lisa evaluate "$out/student/model-best" "corpus/$data.spacy" --parse model \
     --gpu-id "$gpu_id" --output "$metrics/student-$data.json" > "$metrics/student-$data.log" 2>&1
 done
-python - "$metrics" <<'EOF'
+python - "$metrics" <<'EOF' | tee "$metrics/table.md"
 import json, sys
 from pathlib import Path
 metrics = Path(sys.argv[1])
