@@ -16,7 +16,8 @@
 #   rate_0.2, rate_0.8  learn_rate_scale 0.2 or 0.8 instead of the config's 0.4 (chosen
 #                on dev before the held-out rule: the held-out screen of that choice)
 # Output: training/lever_screens/<lever>/ and <lever>.log, metrics/lever_screens/<lever>-
-# {train_heldout,dev}.json, and a table on stdout.
+# {train_heldout,dev}.json, and a table on stdout (gains against the baseline scored here,
+# in this run or an earlier one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-1000}
@@ -67,7 +68,9 @@ from pathlib import Path
 metrics, levers = Path(sys.argv[1]), sys.argv[2:]
 def f1(lever, data):
     return 100 * json.loads((metrics / f"{lever}-{data}.json").read_text())["srl_f"]
-base = {d: f1("baseline", d) for d in ("train_heldout", "dev")} if "baseline" in levers else None
+# the baseline of this run, or one an earlier run scored here (run it at the same STEPS)
+has_base = (metrics / "baseline-dev.json").exists()
+base = {d: f1("baseline", d) for d in ("train_heldout", "dev")} if has_base else None
 print("| lever | held-out F1 | dev F1 | gain held-out / dev | moves on (>= 0.5 on both) |")
 print("|---|---|---|---|---|")
 for lever in levers:
