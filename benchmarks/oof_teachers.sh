@@ -16,9 +16,8 @@
 # CPU the teachers train two at a time, one thread each; on a GPU one after another),
 # TRANSFORMER (paths.transformer_model, if the teacher's config has one).
 # Every stage is skipped when its output exists, so a run cut short goes on where it
-# stopped: a training writes to <name>.part and takes its name when it ends, so a teacher
-# or student cut mid-run starts again (its model-best so far is not taken for the end). Run it from the project after `convert`
-# and `vectors` (corpus/train_fit.spacy, corpus/train_heldout.spacy, corpus/dev.spacy,
+# stopped; a training cut mid-run starts again (train_once). Run it from the project after
+# `convert` and `vectors` (corpus/train_fit.spacy, corpus/train_heldout.spacy, corpus/dev.spacy,
 # training/minilm_vectors). Output: corpus/oof/, training/oof/, metrics/oof/ and a table
 # (stdout and metrics/oof/table.md).
 set -euo pipefail
@@ -63,17 +62,23 @@ for k in $(seq 0 $((folds - 1))); do  # what teacher k trains on: every fold but
   done
 done
 
+train_once() {  # OUT LOG CONFIG ARGS...: spacy train into OUT.part, renamed OUT when it
+  # ends, so that the model-best a cut run leaves behind is never taken for the end
+  local dir=$1 log=$2
+  shift 2
+  [ -d "$dir" ] && return
+  rm -rf "$dir.part"
+  python -m spacy train "$@" --output "$dir.part" > "$log" 2>&1
+  mv "$dir.part" "$dir"
+}
+
 teacher() {  # fold k: train teacher k, then label fold k (and teacher 0 the held-out docs)
   local k=$1 threads=1
   [ "$gpu_id" -ge 0 ] && threads=2
-  if [ ! -d "$out/teacher$k" ]; then
-    rm -rf "$out/teacher$k.part"
-    OMP_NUM_THREADS=$threads python -m spacy train "configs/$teacher_config.cfg" \
-      --output "$out/teacher$k.part" --paths.train "$corpus/without$k" \
-      --paths.dev corpus/train_heldout.spacy --gpu-id "$gpu_id" --system.seed 0 \
-      --training.max_steps "$teacher_steps" "${overrides[@]}" > "$out/teacher$k.log" 2>&1
-    mv "$out/teacher$k.part" "$out/teacher$k"
-  fi
+  OMP_NUM_THREADS=$threads train_once "$out/teacher$k" "$out/teacher$k.log" \
+    "configs/$teacher_config.cfg" --paths.train "$corpus/without$k" \
+    --paths.dev corpus/train_heldout.spacy --gpu-id "$gpu_id" --system.seed 0 \
+    --training.max_steps "$teacher_steps" "${overrides[@]}"
   if [ ! -f "$corpus/labels/fold$k.teacher.spacy" ]; then
     OMP_NUM_THREADS=$threads python scripts/teacher_labels.py "$out/teacher$k/model-best" \
       "$corpus/fold$k.spacy" "$corpus/fold$k.teacher.spacy.part" --gpu-id "$gpu_id" \
@@ -96,14 +101,10 @@ else
 fi
 
 # the student, as train-distilled trains it, on the out-of-fold labels (a folder of files)
-if [ ! -d "$out/student" ]; then
-  rm -rf "$out/student.part"
-  python -m spacy train configs/lisa_cpu.cfg --output "$out/student.part" \
-    --paths.train "$corpus/labels" --paths.dev "$corpus/heldout.teacher.spacy" \
-    --gpu-id "$gpu_id" --system.seed 0 --training.max_steps "$student_steps" \
-    --components.lisa_srl.loss_weights.teacher "$teacher_share" > "$out/student.log" 2>&1
-  mv "$out/student.part" "$out/student"
-fi
+train_once "$out/student" "$out/student.log" configs/lisa_cpu.cfg \
+  --paths.train "$corpus/labels" --paths.dev "$corpus/heldout.teacher.spacy" \
+  --gpu-id "$gpu_id" --system.seed 0 --training.max_steps "$student_steps" \
+  --components.lisa_srl.loss_weights.teacher "$teacher_share"
 for data in train_heldout dev; do
   spacy-lisa evaluate "$out/student/model-best" "corpus/$data.spacy" --parse model \
     --gpu-id "$gpu_id" --output "$metrics/student-$data.json" > "$metrics/student-$data.log" 2>&1
