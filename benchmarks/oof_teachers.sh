@@ -73,12 +73,16 @@ train_once() {  # OUT LOG CONFIG ARGS...: spacy train into OUT.part, renamed OUT
 }
 
 teacher() {  # fold k: train teacher k, then label fold k (and teacher 0 the held-out docs)
-  local k=$1 threads=1
+  # evaluated at half the budget (an even one) and at its end: spacy train scores only steps that are
+  # multiples of eval_frequency, and the config's 400 would skip the last step of most budgets
+  local k=$1 threads=1 teacher_eval=$teacher_steps
+  [ $((teacher_steps % 2)) = 0 ] && teacher_eval=$((teacher_steps / 2))
   [ "$gpu_id" -ge 0 ] && threads=2
   OMP_NUM_THREADS=$threads train_once "$out/teacher$k" "$out/teacher$k.log" \
     "configs/$teacher_config.cfg" --paths.train "$corpus/without$k" \
     --paths.dev corpus/train_heldout.spacy --gpu-id "$gpu_id" --system.seed 0 \
-    --training.max_steps "$teacher_steps" "${overrides[@]}"
+    --training.max_steps "$teacher_steps" --training.eval_frequency "$teacher_eval" \
+    "${overrides[@]}"
   if [ ! -f "$corpus/labels/fold$k.teacher.spacy" ]; then
     OMP_NUM_THREADS=$threads python scripts/teacher_labels.py "$out/teacher$k/model-best" \
       "$corpus/fold$k.spacy" "$corpus/fold$k.teacher.spacy.part" --gpu-id "$gpu_id" \
@@ -100,8 +104,11 @@ else
   in_pairs teacher $(seq 0 $((folds - 1)))
 fi
 
-# the student, as train-distilled trains it, on the out-of-fold labels (a folder of files)
-train_once "$out/student" "$out/student.log" configs/lisa_cpu.cfg \
+# the student, as train-distilled trains it, on the out-of-fold labels (a folder of files);
+# on the CPU with one thread, as benchmarks/teacher_share.sh trained the project's student
+student_threads=1
+[ "$gpu_id" -ge 0 ] && student_threads=2
+OMP_NUM_THREADS=$student_threads train_once "$out/student" "$out/student.log" configs/lisa_cpu.cfg \
   --paths.train "$corpus/labels" --paths.dev "$corpus/heldout.teacher.spacy" \
   --gpu-id "$gpu_id" --system.seed 0 --training.max_steps "$student_steps" \
   --components.lisa_srl.loss_weights.teacher "$teacher_share"
