@@ -89,6 +89,8 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         assert _count_docs(oof / f"labels/fold{k}.teacher.spacy") == fold_sizes[k]
         teacher = (project / f"training/oof/teacher{k}/model-best/config.cfg").read_text()
         assert f'train = "corpus/oof/without{k}"' in teacher
+        # evaluated at half its budget, so its last step is scored and can be model-best
+        assert "eval_frequency = 2" in teacher
     assert "| out-of-fold teachers |" in (project / "metrics/oof/table.md").read_text()
     # adapt-trf (fine-tuning on sentences that sometimes run together), on the smoke run's
     # lisa_cpu: the transformer is too slow for CI
