@@ -28,6 +28,14 @@ student_steps=${3:-4400}
 teacher_config=${TEACHER_CONFIG:-lisa_trf_marked}
 teacher_share=${TEACHER_SHARE:-0.8}
 gpu_id=${GPU_ID:--1}
+# torch threads per training: on the CPU one each (the teachers train two at a time, and the
+# student as benchmarks/teacher_share.sh trained the project's), on a GPU two
+threads=1
+[ "$gpu_id" -ge 0 ] && threads=2
+# the teachers are evaluated at half their budget (an even one) and at its end: spacy train
+# scores only multiples of eval_frequency, and the config's 400 skips the end of most budgets
+teacher_eval=$teacher_steps
+[ $((teacher_steps % 2)) = 0 ] && teacher_eval=$((teacher_steps / 2))
 corpus=corpus/oof
 out=training/oof
 metrics=metrics/oof
@@ -73,11 +81,7 @@ train_once() {  # OUT LOG CONFIG ARGS...: spacy train into OUT.part, renamed OUT
 }
 
 teacher() {  # fold k: train teacher k, then label fold k (and teacher 0 the held-out docs)
-  # evaluated at half the budget (an even one) and at its end: spacy train scores only steps that are
-  # multiples of eval_frequency, and the config's 400 would skip the last step of most budgets
-  local k=$1 threads=1 teacher_eval=$teacher_steps
-  [ $((teacher_steps % 2)) = 0 ] && teacher_eval=$((teacher_steps / 2))
-  [ "$gpu_id" -ge 0 ] && threads=2
+  local k=$1
   OMP_NUM_THREADS=$threads train_once "$out/teacher$k" "$out/teacher$k.log" \
     "configs/$teacher_config.cfg" --paths.train "$corpus/without$k" \
     --paths.dev corpus/train_heldout.spacy --gpu-id "$gpu_id" --system.seed 0 \
@@ -104,11 +108,8 @@ else
   in_pairs teacher $(seq 0 $((folds - 1)))
 fi
 
-# the student, as train-distilled trains it, on the out-of-fold labels (a folder of files);
-# on the CPU with one thread, as benchmarks/teacher_share.sh trained the project's student
-student_threads=1
-[ "$gpu_id" -ge 0 ] && student_threads=2
-OMP_NUM_THREADS=$student_threads train_once "$out/student" "$out/student.log" configs/lisa_cpu.cfg \
+# the student, as train-distilled trains it, on the out-of-fold labels (a folder of files)
+OMP_NUM_THREADS=$threads train_once "$out/student" "$out/student.log" configs/lisa_cpu.cfg \
   --paths.train "$corpus/labels" --paths.dev "$corpus/heldout.teacher.spacy" \
   --gpu-id "$gpu_id" --system.seed 0 --training.max_steps "$student_steps" \
   --components.lisa_srl.loss_weights.teacher "$teacher_share"
