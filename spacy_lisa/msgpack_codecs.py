@@ -3,12 +3,12 @@
 srsly builds a new msgpack ``Packer``/``Unpacker`` for every ``msgpack_dumps`` /
 ``msgpack_loads`` and, each time, asks catalogue for every registered encoder/decoder:
 catalogue then walks all installed entry points and its whole function registry. With
-spaCy, Thinc and torch loaded that cost ~0.5-1.5 ms a call (2026-11-24, 0.1.0 at commit
-473a837), and ``Doc.to_bytes`` / ``Doc.from_bytes`` make 3-5 calls a doc (5 when the doc
-has user data, as every doc ``lisa_srl`` annotated has): ~3 ms a doc each way, more than
-``lisa_srl`` spends labelling an average EWT sentence. ``nlp.pipe(..., n_process=N)``
-moves every doc between processes with exactly these two calls, so the main process spent
-its time decoding docs (BENCHMARKS.md, Prediction speed).
+spaCy, Thinc and torch loaded that cost ~0.5-1.5 ms a call, and ``Doc.to_bytes`` /
+``Doc.from_bytes`` make 3-5 calls a doc (5 when the doc has user data, as every doc
+``lisa_srl`` annotated has): ~3 ms a doc each way, more than ``lisa_srl`` spends
+labelling an average EWT sentence. ``nlp.pipe(..., n_process=N)`` moves every doc between
+processes with exactly these two calls, so the main process spent its time decoding docs
+(BENCHMARKS.md, Prediction speed).
 
 :func:`cache_msgpack_codecs` keeps the answer of the two registries' ``get_all`` and
 asks again whenever something is registered (through the registries' ``register``, or
@@ -17,7 +17,7 @@ lookup would give. It changes srsly for the whole process, so it is installed on
 the process is the package's: ``spacy-lisa predict`` when it runs worker processes (``-n
 2`` and more; the workers it forks inherit it), and the training reader
 (``spacy-lisa.SRLCorpus.v1``), which ``spacy train`` runs over every DocBin each epoch and
-each evaluation (a 3,000-sentence read: 8.8 s uncached, 0.9 s cached, 2026-11-28). A
+each evaluation (a 3,000-sentence read took a tenth of the time cached). A
 program that runs ``nlp.pipe(..., n_process=N)`` itself may call it the same way.
 """
 

@@ -10,7 +10,7 @@ weights were not. :class:`AveragedPyTorchShim` reads the tuple keys as well.
 
 It also leaves the torch module in eval mode after a prediction: ``PyTorchShim.predict``
 switches every submodule to eval and back to train on every call (~2% of ``nlp.pipe``
-on lisa_cpu; 2026-11-25, commit ee23622), while ``begin_update`` sets train mode itself.
+on lisa_cpu), while ``begin_update`` sets train mode itself.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Prediction-time GEMM for the tok2vec layers: blis matmuls moved onto torch's BLAS.
 
-On a 2-core AVX-512 box (2026-11-25, commit d818063), blis (the default) took ~3x as long as
-torch's BLAS for the tok2vec's maxout matmuls ([~500, 640] x [640, 384]): they were most
-of the tok2vec's time at prediction. Training keeps blis (and so its exact numerics).
+On a 2-core AVX-512 box, blis (the default) took ~3x as long as torch's BLAS for the
+tok2vec's maxout matmuls ([~500, 640] x [640, 384]): they were most of the tok2vec's time
+at prediction. Training keeps blis (and so its exact numerics).
 
 The switch is per thread: :func:`torch_gemm` gives the layer's blis nodes a
 :class:`TorchGemmOps` once (idempotent) and turns torch's GEMM on for the calling thread

@@ -23,13 +23,13 @@ Per frame, the layers are:
    exactly a BiLSTM-softmax classifier whose weight matrix is the label embedding table.
    Without W^Q the BiLSTM's tanh-bounded outputs cap the logits at ``|e_l|_1 / sqrt(h)``:
    on EWT that version still tagged every token O after 400 steps (SRL F1 0.0) while the
-   bilinear scorer was at 34 (2026-11-21, 0.1.0 before commit 73ced9b).
+   bilinear scorer was at 34.
 4. A per-label bias, started at the log frequency of each BIO role in the training data
    (:meth:`set_label_prior`, called by the component). Why: with the bias at zero the
    quickest way down the loss was the prior (~all O), and the model reached it by
    saturating the BiLSTM into a constant output (token-to-token spread of H^w fell to
-   0.05 in 50 steps on EWT, 2026-11-21, 0.1.0), where gradients vanish and training stalls. Started
-   at the prior, the layers only have to learn what differs from it.
+   0.05 in 50 steps on EWT), where gradients vanish and training stalls. Started at the
+   prior, the layers only have to learn what differs from it.
 
 Why a BiLSTM between layers (the query side): refinement helps only if a token can see
 its neighbours' label distributions (``I-A1`` follows ``B-A1``/``I-A1``), so the encoder

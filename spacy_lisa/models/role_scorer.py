@@ -80,7 +80,7 @@ class BilinearRoleScorer(nn.Module):
         # contract the predicate side first, then one batched matmul with the frame's
         # window, instead of materialising [F, T, L, h+1]. matmul broadcasts pred over
         # U's labels as it is laid out; einsum("fi,lij->flj") copied U into another
-        # layout on every call (~25x slower on CPU; 2026-11-23, commit e5e10c9)
+        # layout on every call (~25x slower on CPU)
         pred_u = torch.matmul(pred, self.bilinear.weight)  # [L, F, h+1]
         scores = torch.bmm(role[frame_window], pred_u.permute(1, 2, 0))  # [F, T, L]
         if self.distance is not None:

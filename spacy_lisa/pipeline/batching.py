@@ -219,7 +219,7 @@ def prediction_windows(
 # padded tokens (windows x longest window) per model call at prediction. The encoder's
 # token-wise layers run on the real tokens only (lisa_torch's packing), so padding costs
 # only attention and the role scorer: 1,024 beat 512 (before packing's best), 1,536,
-# 2,048 and 3,072 on EWT dev sentences, one thread, under load (2026-11-25, commit d818063)
+# 2,048 and 3,072 on EWT dev sentences, one thread
 PREDICT_CHUNK_TOKENS = 1024
 
 

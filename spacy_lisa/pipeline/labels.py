@@ -185,8 +185,7 @@ def frame_label_tables(
 ) -> FrameLabelTables:
     """The :class:`FrameLabelTables` of cfg: ``cached`` while cfg still holds the very
     values it was built from (loading or initialising replaces them), else rebuilt.
-    Built per batch, the sense decoder's per-lemma index arrays cost ~6% of prediction
-    (2026-11-23, 0.1.0 at commit 20d0a95)."""
+    Built per batch, the sense decoder's per-lemma index arrays cost ~6% of prediction."""
     source = (cfg["lemma_trees"], cfg["senses"], cfg["sense_candidates"])
     if cached is not None and all(a is b for a, b in zip(cached.source, source, strict=True)):
         return cached

@@ -146,8 +146,7 @@ class LemmaTrees:
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` highest ``scores``, highest first, ties in index order:
     exactly ``np.argsort(-scores, kind="stable")[:k]``, without sorting every class (a
-    full sort per predicted frame was ~3% of ``nlp.pipe`` on lisa_cpu; 2026-11-25, 0.1.0
-    at commit 1435bad)."""
+    full sort per predicted frame was ~3% of ``nlp.pipe`` on lisa_cpu)."""
     n = len(scores)
     if n <= k:
         return np.argsort(-scores, kind="stable")
@@ -165,7 +164,7 @@ def roleset_particles(roleset: str) -> Tuple[str, ...]:
 # a phrasal roleset's particles must stand among the predicate's tokens and the next
 # PARTICLE_REACH tokens ("pick [the kids] up"): on EWT train, 3 keeps 97.3% of the gold
 # phrasal rolesets (791 of 813) and rules phrasal candidates out for 97.5% of the frames
-# whose gold roleset is plain (2026-11-23, 0.1.0 at commit 1bacef6)
+# whose gold roleset is plain
 PARTICLE_REACH = 3
 PARTICLE_DEP = "compound:prt"  # UD's verb particle ("picked up": up <-compound:prt- picked)
 

@@ -2,10 +2,9 @@
 
 Constrained Viterbi spends its time in a loop over tokens whose every step is a max over
 ~100 previous labels for ~100 next labels: in numpy each step was a dozen small array
-calls, and decoding took a fifth of ``nlp.pipe`` (2026-11-25, 0.1.0 at commit 82d13cf;
-BENCHMARKS.md, Decoding). Numba compiles the loop once per process (``cache=True``: the
-machine code is kept on disk beside this module, or in numba's user cache directory where
-that is read-only).
+calls, and decoding took a fifth of ``nlp.pipe`` (BENCHMARKS.md, Decoding). Numba
+compiles the loop once per process (``cache=True``: the machine code is kept on disk
+beside this module, or in numba's user cache directory where that is read-only).
 
 The arithmetic is the numpy decoder's, in the same order and in float64, so the paths
 are identical to it, ties included (the lowest previous label id wins, as ``argmax``).
