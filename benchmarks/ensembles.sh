@@ -23,15 +23,14 @@ out=training/ensembles
 metrics=metrics/ensembles
 mkdir -p "$out" "$metrics"
 
+training=()  # NAME COMMAND pairs for scripts/run_parallel.sh (logs in $out/seedN.log)
 for seed in $seeds; do
-  if [ ! -d "$out/seed$seed/model-best" ]; then
-    OMP_NUM_THREADS=1 python -m spacy train configs/lisa_cpu.cfg --output "$out/seed$seed" \
-      --paths.train corpus/train_fit.spacy --paths.dev corpus/train_heldout.spacy \
-      --paths.vectors training/minilm_vectors --gpu-id -1 --system.seed "$seed" \
-      --training.max_steps "$steps" > "$out/seed$seed.log" 2>&1 &
-  fi
+  [ -d "$out/seed$seed/model-best" ] || training+=("seed$seed" "python -m spacy train \
+    configs/lisa_cpu.cfg --output $out/seed$seed --paths.train corpus/train_fit.spacy \
+    --paths.dev corpus/train_heldout.spacy --paths.vectors training/minilm_vectors \
+    --gpu-id -1 --system.seed $seed --training.max_steps $steps")
 done
-wait
+[ ${#training[@]} -eq 0 ] || LOG_DIR=$out bash scripts/run_parallel.sh "${training[@]}"
 
 # the members as packaged pipelines (the project's parser in front, as `evaluate` builds)
 member() {  # seed -> its lisa_srl training directory

@@ -43,25 +43,31 @@ overrides() {  # lever -> its spacy train overrides
   esac
 }
 
-run() {  # lever
+command_of() {  # lever -> its training and its two scores, as one command line
   local lever=$1 extra
   extra=$(overrides "$lever")
-  # shellcheck disable=SC2086  # the overrides are words
-  OMP_NUM_THREADS=1 python -m spacy train configs/lisa_trf.cfg --output "$out/$lever" \
-    --paths.train corpus/train_fit.spacy --paths.dev corpus/train_heldout.spacy --gpu-id -1 \
-    --system.seed 0 --training.max_steps "$steps" --training.eval_frequency "$steps" \
-    $extra > "$out/$lever.log" 2>&1
-  for data in train_heldout dev; do
-    OMP_NUM_THREADS=1 spacy-lisa evaluate "$out/$lever/model-last" "corpus/$data.spacy" \
-      --parse model --output "$metrics/$lever-$data.json" >> "$out/$lever.log" 2>&1
-  done
+  echo "python -m spacy train configs/lisa_trf.cfg --output $out/$lever" \
+    "--paths.train corpus/train_fit.spacy --paths.dev corpus/train_heldout.spacy --gpu-id -1" \
+    "--system.seed 0 --training.max_steps $steps --training.eval_frequency $steps $extra" \
+    "&& spacy-lisa evaluate $out/$lever/model-last corpus/train_heldout.spacy --parse model" \
+    "--output $metrics/$lever-train_heldout.json" \
+    "&& spacy-lisa evaluate $out/$lever/model-last corpus/dev.spacy --parse model" \
+    "--output $metrics/$lever-dev.json"
 }
 
 for lever in $levers; do overrides "$lever" > /dev/null; done  # fail before training
-# shellcheck source=benchmarks/in_pairs.sh
-source benchmarks/in_pairs.sh
+# two at a time (scripts/run_parallel.sh: one thread each, logs in $out/<lever>.log)
 # shellcheck disable=SC2086  # the levers are words
-in_pairs run $levers
+set -- $levers
+while [ $# -gt 0 ]; do
+  pair=("$1" "$(command_of "$1")")
+  if [ $# -gt 1 ]; then
+    pair+=("$2" "$(command_of "$2")")
+    shift
+  fi
+  shift
+  LOG_DIR=$out bash scripts/run_parallel.sh "${pair[@]}"
+done
 python - "$metrics" $levers <<'PY'
 import json, sys
 from pathlib import Path

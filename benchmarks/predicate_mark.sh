@@ -21,22 +21,22 @@ if [ ! -f corpus/train_heldout.spacy ]; then
     corpus/train_heldout.spacy --share 0.1
 fi
 
-run() {  # mark
+command_of() {  # mark -> its training and its two scores, as one command line
   local mark=$1
-  OMP_NUM_THREADS=1 python -m spacy train configs/lisa_trf_marked.cfg --output "$out/$mark" \
-    --paths.train corpus/train_fit.spacy --paths.dev corpus/train_heldout.spacy --gpu-id -1 \
-    --system.seed 0 --training.max_steps "$steps" --training.eval_frequency "$steps" \
-    --training.optimizer.learn_rate.warmup_steps $(( steps / 10 )) \
-    --components.lisa_srl.model.tok2vec.predicate_mark "$mark" > "$out/$mark.log" 2>&1
-  for data in train_heldout dev; do
-    OMP_NUM_THREADS=1 spacy-lisa evaluate "$out/$mark/model-last" "corpus/$data.spacy" \
-      --parse model --output "metrics/predicate_mark/$mark-$data.json" >> "$out/$mark.log" 2>&1
-  done
+  echo "python -m spacy train configs/lisa_trf_marked.cfg --output $out/$mark" \
+    "--paths.train corpus/train_fit.spacy --paths.dev corpus/train_heldout.spacy --gpu-id -1" \
+    "--system.seed 0 --training.max_steps $steps --training.eval_frequency $steps" \
+    "--training.optimizer.learn_rate.warmup_steps $(( steps / 10 ))" \
+    "--components.lisa_srl.model.tok2vec.predicate_mark $mark" \
+    "&& spacy-lisa evaluate $out/$mark/model-last corpus/train_heldout.spacy --parse model" \
+    "--output metrics/predicate_mark/$mark-train_heldout.json" \
+    "&& spacy-lisa evaluate $out/$mark/model-last corpus/dev.spacy --parse model" \
+    "--output metrics/predicate_mark/$mark-dev.json"
 }
 
-run token_type &
-run indicator &
-wait
+# side by side, one thread each (logs in $out/<mark>.log)
+LOG_DIR=$out bash scripts/run_parallel.sh token_type "$(command_of token_type)" \
+  indicator "$(command_of indicator)"
 for mark in token_type indicator; do
   for data in train_heldout dev; do
     python -c "import json, sys; m = json.load(open(sys.argv[1])); print(sys.argv[2], sys.argv[3], \

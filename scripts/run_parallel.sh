@@ -6,10 +6,12 @@
 # The project's `all` workflow trains the parser and lisa_cpu this way on a 2-core box:
 # neither uses a second core well (the parser's Thinc CNN runs on one thread, lisa_cpu
 # gets ~1.4x from a second torch thread in nlp.pipe: 2026-11-25, 0.1.0 at commit 82d13cf,
-# BENCHMARKS.md), so overlapping them saves most of the shorter one's wall time. Each
-# command's output goes to $LOG_DIR/NAME.log (default training/logs; `tail -f` it to
-# follow a training), with a time stamp per line; when a command fails the others are
-# stopped, its log's end is shown and the script exits with its status.
+# BENCHMARKS.md), so overlapping them saves most of the shorter one's wall time. The
+# benchmark scripts that train side by side use it too (benchmarks/teacher_share.sh,
+# predicate_mark.sh, ensembles.sh, and lever_screens.sh once per pair). Each command's
+# output goes to $LOG_DIR/NAME.log (default training/logs; `tail -f` it to follow a
+# training), with a time stamp per line; when a command fails the others are stopped, its
+# log's end is shown and the script exits with its status.
 set -uo pipefail
 if [ $(( $# % 2 )) -ne 0 ] || [ $# -eq 0 ]; then
   echo "usage: $0 NAME COMMAND [NAME COMMAND ...]" >&2

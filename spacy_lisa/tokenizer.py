@@ -2,8 +2,8 @@
 
 ``spacy-lisa.EWTTokenizer.v1`` (registered in ``@tokenizers``) builds the tokenizer of
 ``spacy.lang.en.English`` and changes it only where EWT's gold tokens disagree with it
-often enough on the training documents to pay (``benchmarks/bench_tokenization.py`` counts
-the disagreements by pattern):
+often enough on the training documents to pay (docs/benchmarks/tokenisation.md counts the
+disagreements by pattern):
 
 - runs of terminal punctuation stay one token (``!!``, ``???``, ``.?``, ``?!``), and so do
   runs of one symbol (``<<``, ``>>``, ``***``, ``====``, ``____``, ``++``) and ``‘’``;
