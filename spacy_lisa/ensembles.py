@@ -26,14 +26,20 @@ LABEL_KEYS = ("labels", "senses", "lemma_trees", "pred_pos_labels")
 
 def join_pipelines(members: Sequence[str], gpu_id: int = -1) -> Language:
     """One pipeline averaging the ``lisa_srl`` models of ``members`` (directories or
-    package names of trained pipelines); UserError E036 for fewer than two, E034 when
-    their labels differ."""
+    package names of trained pipelines); UserError E036 for fewer than two, E040 for a
+    member that is itself an ensemble (join its members instead), E034 when their
+    labels differ."""
     if len(members) < 2:
         raise UserError(Errors.E036.format(n=len(members)))
     pipelines = [load_model(member, gpu_id) for member in members]
     components = [
         srl_component(nlp, member) for nlp, member in zip(pipelines, members, strict=True)
     ]
+    for member, component in zip(members, components, strict=True):
+        # an ensemble's model_dims is one dict per member: its members cannot be nested
+        if isinstance(component.cfg.get("model_dims"), list):
+            n = len(component.cfg["model_dims"])
+            raise UserError(Errors.E040.format(member=member, n=n))
     for member, component in zip(members[1:], components[1:], strict=True):
         for key in LABEL_KEYS:
             if component.cfg[key] != components[0].cfg[key]:

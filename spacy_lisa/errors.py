@@ -43,9 +43,17 @@ class Warnings(metaclass=ErrorsWithCodes):
         "the model's; take labels from a parser, or retrain with dependency labels."
     )
     W006 = (
-        "Left out {n} of the {total} PropBank frame files in '{path}' that are not "
-        "well-formed XML: {files}. Their rolesets are no sense candidates; fix the XML to "
-        "use them."
+        "Left out {n} of the {total} PropBank frame files in '{path}' that cannot be "
+        "used ({reasons}): {files}. Their rolesets are no sense candidates; fix the files "
+        "(well-formed XML, UTF-8) to use them."
+    )
+    W007 = (
+        "{n} of the {total} gold docs in '{path}' annotate only some of their predicates "
+        "(predicates_complete=False, e.g. the PropBank frame-file examples of 'spacy-lisa "
+        "convert frames'): the predicates the model finds beyond them count as false "
+        "positives, so predicate precision (and role precision with them) means nothing "
+        "here. Pass --gold-predicates to score the roles and rolesets of the annotated "
+        "predicates."
     )
 
 
@@ -136,6 +144,69 @@ class Errors(metaclass=ErrorsWithCodes):
     E036 = (
         "An ensemble needs at least two pipelines with a lisa_srl component, got {n}. "
         "Pass each trained pipeline's directory or package name."
+    )
+    E037 = (
+        "The output {output} ({option}) would overwrite the input {input} ({source}): they "
+        "are the same file (or links to one file). Pass an output path apart from the "
+        "command's inputs; the inputs were left untouched."
+    )
+    E038 = (
+        "The output {output} ({option}) lies in the pipeline {input} ({source}), which this "
+        "command reads: writing there would change that pipeline. Pass a path outside it; "
+        "the inputs were left untouched."
+    )
+    E039 = (
+        "Two outputs are the same file {path} ({first} and {second}): one would overwrite "
+        "the other. Pass a different path to each."
+    )
+    E040 = (
+        "{member} is itself an ensemble (of {n} models), and an ensemble cannot be a member "
+        "of another. Join its original members with the others instead (its meta.json "
+        "'description' lists them): spacy-lisa ensemble A B C ... --output DIR."
+    )
+    E041 = (
+        "No .spacy files found in {path}. Pass a .spacy file or a folder holding some "
+        "(e.g. the output of 'spacy-lisa convert')."
+    )
+    # options removed because they were tried and not kept (docs/benchmarks/levers.md) or
+    # used by nothing; a saved config that still names them loads with the kept value
+    E050 = (
+        "teacher_forcing = {value!r} of 'lisa_srl' was removed: scheduled sampling of the "
+        "gold parse (with gold_parse_prob) was tried and not kept (docs/benchmarks/"
+        "levers.md). Set teacher_forcing = \"gold\" (the default) or \"predicted\". It "
+        "only changed training: a pipeline trained with it loads with the override "
+        "config={{'components': {{'lisa_srl': {{'teacher_forcing': 'gold'}}}}}}."
+    )
+    E051 = (
+        "detach_frame_heads = true of {architecture} was removed (no config used it): "
+        "the roleset, lemma and UPOS classifiers train the encoder, and sense_head = "
+        "\"separate\" or \"separate_context\" keeps the roleset classifier off it. Leave "
+        "detach_frame_heads out. It only changed training: a pipeline trained with it "
+        "loads with detach_frame_heads = false in the model block."
+    )
+    E052 = (
+        "max_distance = {value!r} of spacy-lisa.BilinearRoleScorer.v1 was removed (no "
+        "config used it): the scorer has no distance scores. Leave max_distance out and "
+        "retrain; a pipeline trained with it cannot be loaded by this version."
+    )
+    E053 = (
+        "residual_dropout = {value!r} of spacy-lisa.LabelAttentionLayer.v1 was removed "
+        "(no config used it; the paper found 0 best). Leave residual_dropout out. It only "
+        "changed training: a pipeline trained with it loads with residual_dropout = 0.0 "
+        "in the top_layer block."
+    )
+    E054 = (
+        "pooling = {value!r} of spacy-lisa.TransformerTok2Vec.v1 was removed: first-piece "
+        "pooling was tried and not kept (docs/benchmarks/levers.md); a word's vector is "
+        "the mean of its wordpieces. Set pooling = \"mean\" or leave it out, and retrain "
+        "a pipeline trained with another pooling."
+    )
+    E055 = (
+        "layer_decay = {value!r} of spacy-lisa.TransformerTok2Vec.v1 was removed: "
+        "layer-wise learning-rate decay was tried and not kept (docs/benchmarks/"
+        "levers.md); learn_rate_scale sets the rate of every transformer weight. Leave "
+        "layer_decay out. It only changed training: a pipeline trained with it loads with "
+        "layer_decay = 1.0 in the tok2vec block."
     )
 
     # --- corpus readers, writers and the convert/export CLI (E100-E149) -----------------------
@@ -276,6 +347,20 @@ class Errors(metaclass=ErrorsWithCodes):
         "sentences_from = {path!r} in spacy-lisa.SRLCorpus.v1: its pipeline {pipes} sets "
         "no sentence boundaries. Pass a pipeline with a parser, senter or sentencizer "
         "(e.g. the project's training/parser/model-best)."
+    )
+    E134 = (
+        "{path}: none of the {total} PropBank frame file(s) in this folder can be used "
+        "({reasons}), e.g. {example}. Fix or replace them, or pass the 'frames' folder of "
+        "a PropBank frames release (the one that holds sell.xml, take.xml, ...)."
+    )
+    E135 = (
+        "{path}: the {files} readable frame file(s) hold no usable example ({reasons}), so "
+        "there is nothing to write. Pass the 'frames' folder of a PropBank frames release; "
+        "check --exclude-lemmas if it leaves out every lemma."
+    )
+    E136 = (
+        "{path}: cannot list the PropBank frame files of this folder ({detail}). Make it "
+        "readable, or pass the 'frames' folder of a PropBank frames release."
     )
 
     # --- the LISA model (models/lisa, lisa_torch, loss, schedules) (E150-E160) ----------------
@@ -432,6 +517,28 @@ class Errors(metaclass=ErrorsWithCodes):
         "blocks (encoder.layer, transformer.layer or layers), which {model} does not have. "
         "Set trainable_layers = null (fine-tune all) or frozen = true for this encoder."
     )
+    E187 = (
+        "Transformer weights '{name}': the directory {path} is not a transformer model: it "
+        "has no config.json. Pass the directory save_pretrained wrote (config.json, the "
+        "weights and the tokenizer files), e.g. the snapshot folder of a downloaded model."
+    )
+    E188 = (
+        "Transformer weights '{name}': the config.json of {path} cannot be used: {problem}. "
+        "Pass the directory save_pretrained wrote for a model type transformers knows "
+        "(BERT, RoBERTa, XLM-R, DeBERTa-v2/v3, ...), or upgrade transformers."
+    )
+    E189 = (
+        "Transformer weights '{name}': the directory {path} has no tokenizer files "
+        "(tokenizer.json, or vocab.txt, vocab.json with merges.txt, or a SentencePiece "
+        "*.model). Save the tokenizer into it too (tokenizer.save_pretrained(DIR)), or copy "
+        "those files from the model's release."
+    )
+    E190 = (
+        "Transformer weights '{name}': the directory {path} has no PyTorch weights "
+        "(model.safetensors or pytorch_model.bin, or their sharded *.index.json){found}. "
+        "Save the model with model.save_pretrained(DIR) (PyTorch), or copy the weights "
+        "file from the model's release."
+    )
 
     # --- attention layers: label attention, LAN, relative positions (E200-E249) ---------------
     E200 = (
@@ -528,6 +635,14 @@ class Errors(metaclass=ErrorsWithCodes):
         "characters): {text!r}. Use a spaCy tokenizer, or evaluate on gold tokens (without "
         "--raw)."
     )
+    E262 = (
+        "{path} is not a spaCy DocBin (.spacy) file: {detail}. Pass the .spacy file "
+        "written by 'spacy-lisa convert' (or DocBin.to_disk)."
+    )
+    E263 = (
+        "{path} holds no documents: the DocBin is empty. Check that the conversion wrote "
+        "docs (its summary counts them) and that the path points to the right file."
+    )
 
     # --- rendering, the predict and render CLI (E300-E319) ------------------------------------
     E300 = (
@@ -550,28 +665,33 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E310 = (
         "{path}:{line}: invalid JSON ({detail}). Each line of a JSONL input must be one JSON "
-        'object such as {{"text": "..."}}. Use --input-format text for plain text, or '
-        "--skip-invalid to skip bad lines."
+        'object such as {{"text": "..."}}. Fix the line, or use --input-format text for '
+        "plain text."
     )
     E311 = (
         '{path}:{line}: {problem}. Each JSONL line needs a string field "text" holding the '
-        "document. Fix the line, or pass --skip-invalid to skip bad lines."
+        "document. Fix the line."
     )
-    E312 = (
-        "{path}:{line}: not valid UTF-8 ({detail}). Re-encode the input as UTF-8, or pass "
-        "--skip-invalid to skip bad lines."
-    )
+    E312 = "{path}:{line}: not valid UTF-8 ({detail}). Re-encode the input as UTF-8."
     E313 = "Input file not found: {path}. Pass an existing file, or '-' to read stdin."
     E314 = (
         "The pipeline '{model}' has no 'lisa_srl' component (pipes: {pipes}). Load a "
         "pipeline trained with spacy-lisa, e.g. the model-best directory of 'spacy train'."
     )
     E315 = "Pass either the TEXT to render or --input FILE, not both and not neither."
+    E316 = (
+        "{path} is a directory, not an input file. Pass a file (one document per line), "
+        "'-' to read stdin, or --engine ray to label a directory of files."
+    )
     E317 = (
         "Could not load the pipeline '{model}': {detail}. Pass the directory of a trained "
         "pipeline (e.g. training/model-best) or the name of an installed package."
     )
     E318 = "Cannot write to {path}: {detail}. Check the path and its permissions."
+    E319 = (
+        "--tags adds BIO tags to JSON lines (--format jsonl); --format {format} has its "
+        "own. Leave --tags out, or use --format jsonl."
+    )
 
     # --- predict --engine ray: inputs, output directory, re-runs, Ray (E320-E349) -------------
     E320 = (
@@ -693,6 +813,33 @@ class Errors(metaclass=ErrorsWithCodes):
         "need more: they would wait for a GPU forever. Pass fewer --workers, a smaller "
         "--worker-gpus (0 labels on the CPUs), or the --address of a cluster whose nodes "
         "have GPUs."
+    )
+
+    # --- predict inputs (E350-E359) -----------------------------------------------------------
+    E350 = (
+        "{path}:{line}: the JSON is nested too deep to read (deeper than Python's parser "
+        'can follow). A document needs only a "text" and an optional "id": flatten the '
+        "record."
+    )
+    E351 = (
+        "{path}:{line}: the document is {n:,} characters long, more than the pipeline's "
+        "nlp.max_length of {max_length:,} (it starts {excerpt}). Split it into shorter "
+        "documents, one per line, or raise nlp.max_length where the machine has the "
+        "memory (docs/cli.md says how much a long document takes)."
+    )
+    E352 = (
+        "{path}:{line}: the line is {n:,} bytes long, more than the {limit:,} bytes an "
+        "input line may hold (it starts {excerpt}). Split it into shorter documents, one "
+        "per line."
+    )
+    E353 = (
+        "{path}:{line}: the input is {encoding} (it starts with a {encoding} byte-order "
+        "mark), not UTF-8. Re-encode it, e.g. iconv -f {family} -t UTF-8 IN > OUT."
+    )
+    E354 = (
+        '{path}:{line}: {problem}. The "id" is copied into every record of its line: use a '
+        "JSON string, number or small array/object without NaN or Infinity (at most "
+        "{max_chars:,} characters of JSON, nested at most {max_depth} deep)."
     )
 
     # --- spacy-lisa serve: HTTP requests, server options, replicas (E400-E449) ----------------

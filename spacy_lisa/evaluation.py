@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+import warnings
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Un
 import spacy
 import srsly
 from spacy.language import Language
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
 from wasabi import Printer
@@ -51,14 +52,23 @@ from wasabi import Printer
 if TYPE_CHECKING:
     from .pipeline.srl_component import LisaSRL
 
-from .errors import Errors
-from .frames import doc_sentences, has_srl_annotation, predicate_starts, set_srl_frames
+from .docbins import read_docs
+from .errors import Errors, Warnings
+from .frames import (
+    doc_sentences,
+    has_srl_annotation,
+    predicate_starts,
+    predicates_complete,
+    set_srl_frames,
+)
 from .inputs import UserError
 from .loading import load_pipeline, srl_component
 from .models.types import PARSE_USED
 from .pipeline.scorer import PREDICATE_POS, evaluate_srl, lemma_mfs, props_rows
 from .raw_evaluation import evaluate_raw
 
+# the CoNLL-2005 files --conll-dir receives (for srl-eval.pl gold.props pred.props)
+CONLL_FILES = ("words.txt", "gold.props", "pred.props")
 # pipeline components whose output an injected parse must not be overwritten by
 _PARSE_ASSIGNS = ("token.dep", "token.head", "token.is_sent_start", "doc.sents")
 
@@ -96,7 +106,8 @@ def evaluate(
     ``parse=None``: the model's own parse on gold tokens; with ``raw``, the component's
     configured ``parse_source`` (what ``nlp(text)`` does for users). ``gold_predicates``:
     the gold predicates are given (``predicate_source="doc"``), so the scores are those of
-    the roles and rolesets of known predicates (the CoNLL-2005 setting)."""
+    the roles and rolesets of known predicates (the CoNLL-2005 setting); without it, gold
+    docs that annotate only some of their predicates warn W007."""
     msg = Printer(no_print=silent)
     for value, option, enum in (
         (parse, "--parse", ParseChoice),
@@ -109,13 +120,17 @@ def evaluate(
         raise UserError(Errors.E258.format(parse=parse or "model"))
     nlp = load_pipeline(model, gpu_id)
     srl = srl_component(nlp, model)
-    docs = list(DocBin().from_disk(data_path).get_docs(nlp.vocab))
+    docs = read_docs(data_path, nlp.vocab)  # E002, E262, E263
     # the docs that carry SRL annotation (the others have no gold)
     gold_docs = [doc for doc in docs if has_srl_annotation(doc)]
     if not gold_docs:
         raise UserError(Errors.E257.format(path=data_path, n=len(docs)))
     if raw and gold_predicates:
         raise UserError(Errors.E259.format(option="--gold-predicates"))
+    partial = sum(not predicates_complete(doc) for doc in gold_docs)
+    if partial and not gold_predicates:
+        message = Warnings.W007.format(n=partial, total=len(gold_docs), path=data_path)
+        warnings.warn(message, stacklevel=2)
     if raw:
         return _evaluate_raw(
             nlp, srl, model, docs, parse, parser, conll_dir, sense_baseline,
@@ -236,7 +251,7 @@ def _save_scores(msg: Printer, output: Optional[Path], scores: Dict[str, Any]) -
 
 def _sense_table(nlp: Language, path: Path) -> Dict[str, str]:
     """The lemma most-frequent-sense table of the training data at ``path``."""
-    table = lemma_mfs(DocBin().from_disk(path).get_docs(nlp.vocab))
+    table = lemma_mfs(read_docs(path, nlp.vocab))
     if not table:
         raise UserError(Errors.E260.format(path=path))
     return table
@@ -327,10 +342,11 @@ def write_props(conll_dir: Path, gold_docs: Sequence[Doc], pred_docs: Sequence[D
         # gold tokenisation: the predicted token offsets are the gold ones
         set_srl_frames(doc, frames, spans_key=None)
         pred_on_gold.append(doc)
-    write_conll2005(gold_docs, conll_dir / "words.txt", conll_dir / "gold.props")
+    words, gold_props, pred_props = (conll_dir / name for name in CONLL_FILES)
+    write_conll2005(gold_docs, words, gold_props)
     with tempfile.TemporaryDirectory() as tmp:
         # the words are the same; write_conll2005 always writes both files
-        write_conll2005(pred_on_gold, Path(tmp) / "words.txt", conll_dir / "pred.props")
+        write_conll2005(pred_on_gold, Path(tmp) / "words.txt", pred_props)
     return n_dropped
 
 
@@ -458,6 +474,7 @@ def _print_per_role(msg: Printer, scores: Dict[str, Any]) -> None:
 
 
 __all__ = [
+    "CONLL_FILES",
     "ConventionChoice",
     "ParseChoice",
     "evaluate",

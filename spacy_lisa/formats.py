@@ -74,7 +74,9 @@ def _span_offsets(span: Span, sent: Span) -> Dict[str, Any]:
     }
 
 
-def doc_to_jsonl_records(doc: Doc, *, extra: Optional[Mapping[str, Any]] = None) -> List[Record]:
+def doc_to_jsonl_records(
+    doc: Doc, *, extra: Optional[Mapping[str, Any]] = None, tags: bool = True
+) -> List[Record]:
     """One JSON-ready record per sentence::
 
         {**extra, "sentence": 0, "text": "John sold the car .",
@@ -93,6 +95,10 @@ def doc_to_jsonl_records(doc: Doc, *, extra: Optional[Mapping[str, Any]] = None)
     lists the indices of roles the tags cannot hold (overlapping or crossing the
     sentence boundary), which stay in ``roles``. ``extra`` keys (e.g. a line number or
     an input id) come first in every record.
+
+    ``tags=False`` leaves ``tags`` and ``untagged_roles`` out: each frame's tags span
+    the whole sentence, so with them a sentence's record grows with its length times
+    its predicates; without them it grows linearly (the roles hold the same spans).
     """
     records: List[Record] = []
     for s, (sent, frames) in enumerate(frames_by_sentence(doc)):
@@ -108,18 +114,16 @@ def doc_to_jsonl_records(doc: Doc, *, extra: Optional[Mapping[str, Any]] = None)
             frames=[],
         )
         for i, frame in frames:
-            tags, untagged = frame_bio_tags(sent, frame)
-            record["frames"].append(
-                {
-                    "frame": i,
-                    "roleset": frame.roleset,
-                    "lemma": frame.lemma,
-                    "predicate": _span_offsets(frame.predicate, sent),
-                    "roles": [{"label": r.label_, **_span_offsets(r, sent)} for r in frame.roles],
-                    "tags": tags,
-                    "untagged_roles": untagged,
-                }
-            )
+            item: Record = {
+                "frame": i,
+                "roleset": frame.roleset,
+                "lemma": frame.lemma,
+                "predicate": _span_offsets(frame.predicate, sent),
+                "roles": [{"label": r.label_, **_span_offsets(r, sent)} for r in frame.roles],
+            }
+            if tags:
+                item["tags"], item["untagged_roles"] = frame_bio_tags(sent, frame)
+            record["frames"].append(item)
         records.append(record)
     return records
 
@@ -205,3 +209,16 @@ FORMATTERS: Dict[OutputFormat, Callable[[Doc, InputDoc], str]] = {
     OutputFormat.conll2005: lambda doc, source: doc_to_conll2005_text(doc),
     OutputFormat.allennlp: lambda doc, source: jsonl_text(doc_to_allennlp(doc)),
 }
+
+
+def formatter_for(
+    output_format: OutputFormat, *, tags: bool = True
+) -> Callable[[Doc, InputDoc], str]:
+    """The :data:`FORMATTERS` entry of ``output_format``; for JSON lines with
+    ``tags=False``, one that leaves the per-frame BIO tags out (see
+    :func:`doc_to_jsonl_records`)."""
+    if output_format == OutputFormat.jsonl and not tags:
+        return lambda doc, source: jsonl_text(
+            doc_to_jsonl_records(doc, extra=output_keys(source.line, source.id), tags=False)
+        )
+    return FORMATTERS[OutputFormat(output_format)]

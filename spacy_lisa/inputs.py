@@ -5,45 +5,71 @@ predict``, ``render``, the Ray engine), so that each counts the same input the s
 - a blank line (text or JSONL) is skipped and counted as ``blank``;
 - a document whose text is empty or only white space (a JSONL ``"text": ""``, a
   Parquet row with an empty ``text``) is skipped and counted as ``empty_text``;
-- a line that is not a document (not UTF-8, bad JSON, no string ``"text"``) is a
-  problem that stops the run with its file and line, or, with ``--skip-invalid``, is
-  skipped and counted by its reason.
+- a line that is not a document (not UTF-8, bad JSON, no string ``"text"``, an
+  ``"id"`` JSON output cannot hold, a text longer than the pipeline takes) is a problem
+  that stops the run with its file and line, or, with ``--skip-invalid``, is skipped and
+  counted by its reason.
 
-Line endings and a UTF-8 byte order mark on the first line are removed here, once.
+Line endings and a UTF-8 byte order mark on the first line are removed here, once. The
+input is read a line at a time with bounded memory: a line longer than
+:data:`MAX_LINE_BYTES` is skipped unread, an input that starts with a UTF-16 or UTF-32
+byte order mark is counted in its own lines, each one reported as not UTF-8, and stdin or
+a pipe (a FIFO, ``<(...)``) is copied to a temporary file once so it can be read again.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import sys
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import Errors
+from .input_source import (
+    MAX_LINE_BYTES,
+    STDIN,
+    InputSource,
+    RawLine,
+    UnreadLine,
+    UserError,
+    read_lines,
+    strip_line,
+    wide_encoding,
+)
 
-STDIN = "-"
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 TEXT_SUFFIXES = (".txt",)
-BOM = b"\xef\xbb\xbf"
 
 BLANK = "blank"
 EMPTY_TEXT = "empty_text"
 NOT_UTF8 = "not_utf8"
 INVALID_JSON = "invalid_json"
 BAD_OBJECT = "bad_object"
-# the reasons a line is skipped, in the order they are reported; the last three are
-# invalid lines (skipped only with --skip-invalid)
-SKIP_REASONS = (BLANK, EMPTY_TEXT, NOT_UTF8, INVALID_JSON, BAD_OBJECT)
-INVALID_REASONS = (NOT_UTF8, INVALID_JSON, BAD_OBJECT)
-REASON_NAMES = {NOT_UTF8: "not UTF-8", INVALID_JSON: "invalid JSON", BAD_OBJECT: 'no string "text"'}
+BAD_ID = "bad_id"
+TOO_LONG = "too_long"
+# the reasons a line is skipped, in the order they are reported; all but the first two
+# are invalid lines (skipped only with --skip-invalid)
+SKIP_REASONS = (BLANK, EMPTY_TEXT, NOT_UTF8, INVALID_JSON, BAD_OBJECT, BAD_ID, TOO_LONG)
+INVALID_REASONS = (NOT_UTF8, INVALID_JSON, BAD_OBJECT, BAD_ID, TOO_LONG)
+REASON_NAMES = {
+    NOT_UTF8: "not UTF-8",
+    INVALID_JSON: "invalid JSON",
+    BAD_OBJECT: 'no string "text"',
+    BAD_ID: 'unusable "id"',
+    TOO_LONG: "too long",
+}
+SKIP_INVALID_HINT = "Pass --skip-invalid to skip invalid lines (counted and reported at the end)."
 
-
-class UserError(Exception):
-    """A user-facing error: its message says what is wrong and what to do (the command
-    line prints it and exits with status 1)."""
+# an "id" is copied into every record of its line, so it is kept small: a long id on a
+# line of many sentences would make the output grow with their product
+MAX_ID_CHARS = 1024
+MAX_ID_DEPTH = 32
+# how much of a line a message quotes, and how many problems are kept for the messages
+# (all are counted)
+EXCERPT_CHARS = 60
+KEPT_PROBLEMS = 100
 
 
 class InputFormat(StrEnum):
@@ -82,26 +108,41 @@ class InputProblem:
 InputItem = Union[InputDoc, InputSkip, InputProblem]
 
 
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """The start of ``text`` for a message, quoted: never more than ``limit`` characters
+    of it, whatever its length."""
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+
+
 @dataclass
 class InputSummary:
-    """What a pass over an input found: documents, skips by reason, problems."""
+    """What a pass over an input found: documents, skips by reason, the first
+    :data:`KEPT_PROBLEMS` problems (all are counted in ``skipped``) and the length of
+    the longest document text (characters)."""
 
     format: InputFormat
     n_docs: int = 0
     skipped: Dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
     problems: List[InputProblem] = field(default_factory=list)
+    longest: int = 0
 
     def add(self, item: InputItem) -> None:
         if isinstance(item, InputDoc):
             self.n_docs += 1
+            self.longest = max(self.longest, len(item.text))
             return
         self.skipped[item.reason] += 1
-        if isinstance(item, InputProblem):
+        if isinstance(item, InputProblem) and len(self.problems) < KEPT_PROBLEMS:
             self.problems.append(item)
 
     @property
     def blank_lines(self) -> int:
         return self.skipped[BLANK]
+
+    @property
+    def n_invalid(self) -> int:
+        """Invalid lines, all reasons together."""
+        return sum(self.skipped[r] for r in INVALID_REASONS)
 
 
 def output_keys(line: int, id_: Any) -> Dict[str, Any]:
@@ -110,42 +151,18 @@ def output_keys(line: int, id_: Any) -> Dict[str, Any]:
     return {"line": line} if id_ is None else {"line": line, "id": id_}
 
 
-# ------------------------------------------------------------------- reading --------
-def strip_line(raw: bytes, line: int) -> bytes:
-    """A raw line without its line ending (and, on line 1, without a byte order mark)."""
-    raw = raw.rstrip(b"\r\n")
-    return raw[len(BOM) :] if line == 1 and raw.startswith(BOM) else raw
-
-
-class InputSource:
-    """A file or stdin, readable as lines (bytes, line endings removed) any number of
-    times: files are re-read from disk, stdin is held in memory."""
-
-    def __init__(self, path: Union[str, Path]) -> None:
-        self.path = str(path)
-        self._stdin_data: Optional[bytes] = None
-        if self.path == STDIN:
-            self.name = "<stdin>"
-        else:
-            if not Path(self.path).is_file():
-                raise FileNotFoundError(Errors.E313.format(path=self.path))
-            self.name = self.path
-
-    def lines(self) -> Iterator[bytes]:
-        """The input's lines; decoding is left to the caller so that a bad byte is
-        reported with its line number rather than as one UnicodeDecodeError."""
-        if self.path == STDIN:
-            if self._stdin_data is None:
-                self._stdin_data = sys.stdin.buffer.read()
-            yield from _lines(io.BytesIO(self._stdin_data))
-        else:
-            with open(self.path, "rb") as f:
-                yield from _lines(f)
-
-
-def _lines(stream: Any) -> Iterator[bytes]:
-    for i, raw in enumerate(stream, start=1):
-        yield strip_line(raw, i)
+def unread_problem(unread: UnreadLine, line: int, name: str) -> InputProblem:
+    """A line the reader did not read (:class:`UnreadLine`) as the problem it is."""
+    if unread.encoding is not None:
+        # iconv's UTF-16/UTF-32 read the byte order mark and drop it
+        family = unread.encoding[:6]
+        message = Errors.E353.format(path=name, line=line, encoding=unread.encoding, family=family)
+        return InputProblem(line, message, NOT_UTF8)
+    start = excerpt(unread.head.decode("utf8", "replace"))
+    message = Errors.E352.format(
+        path=name, line=line, n=unread.n_bytes, limit=MAX_LINE_BYTES, excerpt=start
+    )
+    return InputProblem(line, message, TOO_LONG)
 
 
 def detect_format(source: InputSource, requested: InputFormat) -> InputFormat:
@@ -160,10 +177,11 @@ def detect_format(source: InputSource, requested: InputFormat) -> InputFormat:
     if suffix in TEXT_SUFFIXES:
         return InputFormat.text
     for line in source.lines():
-        if line.strip():
+        head = line if isinstance(line, bytes) else line.head
+        if head.strip():
             # "{" rather than "parses as JSON": a JSONL file with a broken first line
             # must fail on that line, not be labelled as text
-            return InputFormat.jsonl if line.lstrip().startswith(b"{") else InputFormat.text
+            return InputFormat.jsonl if head.lstrip().startswith(b"{") else InputFormat.text
     return InputFormat.text
 
 
@@ -185,21 +203,81 @@ def unpaired_surrogate(text: str) -> Optional[Tuple[str, int]]:
     return None
 
 
-def parse_line(raw: bytes, line: int, fmt: InputFormat, name: str) -> InputItem:
-    """One input line (endings removed) as a document, a skip or a problem."""
+def id_problem(id_: Any) -> Optional[str]:
+    """Why an input ``"id"`` cannot be written into the output records, or None: JSON
+    cannot hold NaN, Infinity or an unpaired surrogate, and the id is repeated in every
+    record of its line, so it is bounded (:data:`MAX_ID_CHARS`, :data:`MAX_ID_DEPTH`)."""
+    stack = [(id_, 1)]
+    while stack:  # a loop, not recursion: the id may be nested deep
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            if depth > MAX_ID_DEPTH:
+                return f'"id" is nested more than {MAX_ID_DEPTH} deep'
+            items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+            for key, item in items:
+                if key is not None and unpaired_surrogate(key) is not None:
+                    return '"id" holds an unpaired UTF-16 surrogate'
+                stack.append((item, depth + 1))
+        elif isinstance(value, float) and not math.isfinite(value):
+            return f'"id" holds {value!r}, which JSON cannot hold'
+        elif isinstance(value, str) and unpaired_surrogate(value) is not None:
+            return '"id" holds an unpaired UTF-16 surrogate'
+    size = len(json.dumps(id_, ensure_ascii=False))
+    if size > MAX_ID_CHARS:
+        return f'"id" is {size:,} characters of JSON'
+    return None
+
+
+def parse_line(
+    raw: bytes, line: int, fmt: InputFormat, name: str, *, max_length: Optional[int] = None
+) -> InputItem:
+    """One input line (endings removed) as a document, a skip or a problem; a document
+    longer than ``max_length`` characters (the pipeline's ``nlp.max_length``) is a
+    ``too_long`` problem."""
     try:
         text = raw.decode("utf8")
     except UnicodeDecodeError as err:
         message = Errors.E312.format(path=name, line=line, detail=err.reason)
         return InputProblem(line, message, NOT_UTF8)
+    if "\x00" in text:
+        # valid UTF-8, but no text: UTF-16/UTF-32 without a byte order mark, or binary
+        detail = f"a NUL byte at byte {raw.index(0)}, as in UTF-16 or UTF-32 text or binary data"
+        return InputProblem(line, Errors.E312.format(path=name, line=line, detail=detail), NOT_UTF8)
     if not text.strip():
         return InputSkip(line, BLANK)
     if fmt == InputFormat.text:
-        return InputDoc(line, text)
+        return _sized(InputDoc(line, text), name, max_length)
+    return _parse_json(text, line, name, max_length)
+
+
+def _sized(item: InputItem, name: str, max_length: Optional[int]) -> InputItem:
+    """``item``, or a ``too_long`` problem for a document longer than ``max_length``
+    (spaCy would refuse it with E088 and end the run)."""
+    if isinstance(item, InputDoc) and max_length is not None and len(item.text) > max_length:
+        message = Errors.E351.format(
+            path=name,
+            line=item.line,
+            n=len(item.text),
+            max_length=max_length,
+            excerpt=excerpt(item.text),
+        )
+        return InputProblem(item.line, message, TOO_LONG)
+    return item
+
+
+def _parse_json(text: str, line: int, name: str, max_length: Optional[int]) -> InputItem:
+    """A JSONL line (decoded, not blank) as a document or a problem."""
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as err:
         detail = f"{err.msg} at column {err.colno}"
+        return InputProblem(
+            line, Errors.E310.format(path=name, line=line, detail=detail), INVALID_JSON
+        )
+    except RecursionError:
+        return InputProblem(line, Errors.E350.format(path=name, line=line), INVALID_JSON)
+    except ValueError as err:  # e.g. an integer of more digits than Python converts
+        detail = excerpt(str(err), 120)
         return InputProblem(
             line, Errors.E310.format(path=name, line=line, detail=detail), INVALID_JSON
         )
@@ -215,7 +293,13 @@ def parse_line(raw: bytes, line: int, fmt: InputFormat, name: str) -> InputItem:
         problem = f'"text" holds an unpaired UTF-16 surrogate ({code} at character {pos})'
     if problem is not None:
         return InputProblem(line, Errors.E311.format(path=name, line=line, problem=problem))
-    return text_document(line, obj["text"], obj.get("id"))
+    item = _sized(text_document(line, obj["text"], obj.get("id")), name, max_length)
+    if isinstance(item, InputDoc) and (problem := id_problem(item.id)) is not None:
+        message = Errors.E354.format(
+            path=name, line=line, problem=problem, max_chars=MAX_ID_CHARS, max_depth=MAX_ID_DEPTH
+        )
+        return InputProblem(line, message, BAD_ID)
+    return item
 
 
 def parse_row(text: Any, id_: Any, row: int, name: str) -> InputItem:
@@ -227,29 +311,40 @@ def parse_row(text: Any, id_: Any, row: int, name: str) -> InputItem:
     return text_document(row, text, id_)
 
 
-def iter_input(source: InputSource, fmt: InputFormat) -> Iterator[InputItem]:
-    """Every line of the input parsed with :func:`parse_line`."""
+def iter_input(
+    source: InputSource, fmt: InputFormat, *, max_length: Optional[int] = None
+) -> Iterator[InputItem]:
+    """Every line of the input parsed with :func:`parse_line`: one item per line."""
     for i, raw in enumerate(source.lines(), start=1):
-        yield parse_line(raw, i, fmt, source.name)
+        if isinstance(raw, UnreadLine):
+            yield unread_problem(raw, i, source.name)
+        else:
+            yield parse_line(raw, i, fmt, source.name, max_length=max_length)
 
 
 def scan_input(
-    source: InputSource, requested: InputFormat, *, skip_invalid: bool = True
+    source: InputSource,
+    requested: InputFormat,
+    *,
+    skip_invalid: bool = True,
+    max_length: Optional[int] = None,
 ) -> InputSummary:
     """The validation pass: the format, the number of documents, the skips and problems.
     Without ``skip_invalid``, invalid lines raise :func:`input_error`'s UserError."""
     fmt = detect_format(source, requested)
     summary = InputSummary(fmt)
-    for item in iter_input(source, fmt):
+    for item in iter_input(source, fmt, max_length=max_length):
         summary.add(item)
     if summary.problems and not skip_invalid:
         raise UserError(input_error(summary))
     return summary
 
 
-def iter_docs(source: InputSource, fmt: InputFormat) -> Iterator[InputDoc]:
+def iter_docs(
+    source: InputSource, fmt: InputFormat, *, max_length: Optional[int] = None
+) -> Iterator[InputDoc]:
     """The documents of the input, in order."""
-    for item in iter_input(source, fmt):
+    for item in iter_input(source, fmt, max_length=max_length):
         if isinstance(item, InputDoc):
             yield item
 
@@ -257,14 +352,15 @@ def iter_docs(source: InputSource, fmt: InputFormat) -> Iterator[InputDoc]:
 # ------------------------------------------------------------------ reporting -------
 def input_error(summary: InputSummary, *, limit: int = 5) -> str:
     """The message that stops a run on invalid lines: the first problem in full, the
-    line numbers of the next few."""
+    line numbers of the next few, and how to skip them instead."""
     problems = summary.problems
+    n_invalid = max(summary.n_invalid, len(problems))
     message = problems[0].message
-    if len(problems) > 1:
+    if n_invalid > 1:
         others = ", ".join(str(p.line) for p in problems[1 : limit + 1])
-        more = ", ..." if len(problems) > limit + 1 else ""
-        message += f"\n  {len(problems) - 1} more invalid line(s): {others}{more}"
-    return message
+        more = ", ..." if n_invalid > limit + 1 else ""
+        message += f"\n  {n_invalid - 1} more invalid line(s): {others}{more}"
+    return f"{message}\n  {SKIP_INVALID_HINT}"
 
 
 def skip_report(
@@ -290,9 +386,13 @@ def skip_report(
 
 
 __all__ = [
+    "BAD_ID",
     "BLANK",
     "EMPTY_TEXT",
+    "INVALID_REASONS",
+    "MAX_LINE_BYTES",
     "SKIP_REASONS",
+    "TOO_LONG",
     "InputDoc",
     "InputFormat",
     "InputItem",
@@ -300,16 +400,23 @@ __all__ = [
     "InputSkip",
     "InputSource",
     "InputSummary",
+    "RawLine",
+    "UnreadLine",
     "UserError",
     "detect_format",
+    "excerpt",
+    "id_problem",
     "input_error",
     "iter_docs",
     "iter_input",
     "output_keys",
     "parse_line",
     "parse_row",
+    "read_lines",
     "scan_input",
     "skip_report",
     "strip_line",
     "text_document",
+    "unread_problem",
+    "wide_encoding",
 ]

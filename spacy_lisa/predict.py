@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -16,7 +17,7 @@ from tqdm import tqdm
 
 from .device import select_device
 from .errors import Errors
-from .formats import FORMATTERS, OutputFormat
+from .formats import OutputFormat, formatter_for
 from .frames import doc_sentences
 from .inputs import STDIN, InputFormat, InputSource, UserError, iter_docs, scan_input, skip_report
 from .loading import load_pipeline
@@ -27,7 +28,9 @@ from .msgpack_codecs import cache_msgpack_codecs
 def open_output(path: Optional[Path]) -> Iterator[TextIO]:
     """A UTF-8 text stream to ``path``, or stdout when ``path`` is ``None`` or ``-``.
     A file is written next to its destination and moved into place only when the
-    block succeeds, so a failed or interrupted run never leaves half an output."""
+    block succeeds, so a failed or interrupted run never leaves half an output. It gets
+    the mode a file opened for writing would have: the old file's, or for a new one
+    0666 less the umask (not the temporary file's private 0600)."""
     if path is None or str(path) == STDIN:
         yield from _stdout_utf8()
         return
@@ -45,11 +48,31 @@ def open_output(path: Optional[Path]) -> Iterator[TextIO]:
         raise UserError(Errors.E318.format(path=path, detail=err.strerror or err)) from None
     try:
         with tmp:
+            os.fchmod(tmp.fileno(), _file_mode(path))
             yield cast(TextIO, tmp)
         os.replace(tmp.name, path)
     except BaseException:
         Path(tmp.name).unlink(missing_ok=True)
         raise
+
+
+def _file_mode(path: Path) -> int:
+    """The permission bits ``open(path, "w")`` would leave ``path`` with."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask. Linux shows it in /proc; elsewhere it is read by setting
+    it, which is how the umask can be read at all, and set back at once."""
+    with suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status", encoding="ascii") as f:
+            return int(next(line for line in f if line.startswith("Umask:")).split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _stdout_utf8() -> Iterator[TextIO]:
@@ -84,28 +107,43 @@ def predict(
     n_process: int = 1,
     gpu_id: int = -1,
     skip_invalid: bool = False,
+    tags: bool = True,
     echo: Optional[Callable[[str], None]] = None,
 ) -> Dict[str, Any]:
     """Label the documents of ``input_path`` (see :mod:`spacy_lisa.inputs`) and write
     one record per sentence to ``output`` (stdout when ``None``); returns the run's
     counts (``docs``, ``sentences``, ``frames``, ``skipped`` lines by reason) and
     timing, and gives ``echo`` the end-of-run summary lines. The device is checked
-    first: a GPU that cannot be used stops the run before the input is read."""
+    first: a GPU that cannot be used stops the run before the input is read.
+
+    ``tags=False`` leaves each frame's BIO ``tags`` (and ``untagged_roles``) out of the
+    JSON lines, so that a record grows linearly with its sentence (the command line's
+    default; ``--tags`` puts them back). A document longer than the pipeline's
+    ``nlp.max_length`` is an invalid line (``too_long``), found once the pipeline is
+    loaded and before anything is written."""
     if n_process != 1 and gpu_id >= 0:
         raise UserError(Errors.E456.format(n_process=n_process, gpu_id=gpu_id))
     select_device(gpu_id)
     source = InputSource(input_path)
     summary = scan_input(source, input_format, skip_invalid=skip_invalid)
     nlp = load_pipeline(model, gpu_id)
+    max_length = int(nlp.max_length)
+    if summary.longest > max_length:
+        # only the loaded pipeline knows its limit; spaCy would end the run on such a
+        # text (E088), so they are found now, before anything is written
+        summary = scan_input(
+            source, summary.format, skip_invalid=skip_invalid, max_length=max_length
+        )
     if n_process != 1:
         # the workers send every doc back through srsly's msgpack: without the cache,
         # each call scans the codec registries (this process and the workers it forks)
         cache_msgpack_codecs()
     output_format = OutputFormat(output_format)
-    formatter = FORMATTERS[output_format]
+    formatter = formatter_for(output_format, tags=tags)
     stats: Dict[str, Any] = {"docs": 0, "sentences": 0, "frames": 0}
     start = time.perf_counter()
-    inputs = ((item.text, item) for item in iter_docs(source, summary.format))
+    documents = iter_docs(source, summary.format, max_length=max_length)
+    inputs = ((item.text, item) for item in documents)
     with open_output(output) as out:
         # delay: short runs (and tests) print no bar; long ones show docs/s on stderr
         with tqdm(

@@ -108,6 +108,8 @@ def test_skips_are_counted_and_reported_by_reason(tmp_path: Path) -> None:
         "not_utf8": 0,
         "invalid_json": 0,
         "bad_object": 1,
+        "bad_id": 0,
+        "too_long": 0,
     }
     report = skip_report(summary.skipped, summary.problems)
     assert report[:3] == [

@@ -64,10 +64,13 @@ def jsonl(text: str) -> List[Dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines()]
 
 
-def expected_jsonl(nlp: Language, texts: List[str], lines: List[int]) -> List[Dict[str, Any]]:
+def expected_jsonl(
+    nlp: Language, texts: List[str], lines: List[int], *, tags: bool = False
+) -> List[Dict[str, Any]]:
+    """The records predict writes: without the per-frame BIO tags unless --tags."""
     records = []
     for text, line in zip(texts, lines, strict=True):
-        records.extend(doc_to_jsonl_records(nlp(text), extra={"line": line}))
+        records.extend(doc_to_jsonl_records(nlp(text), extra={"line": line}, tags=tags))
     return json.loads(json.dumps(records))
 
 
@@ -86,6 +89,12 @@ def test_predict_text_to_jsonl_stdout(
     assert any(r["frames"] for r in records), "the tiny model should find frames"
     assert "Labelled 2 doc(s), 3 sentence(s)" in result.stderr
     assert "Skipped 1 blank line(s)" in result.stderr
+    # the per-frame BIO tags (as serve returns them) only on request: JSON lines alone
+    result = runner.invoke(app, ["predict", str(model_dir), str(path), "--tags"])
+    assert result.exit_code == 0, result.output
+    assert jsonl(result.stdout) == expected_jsonl(nlp, TEXTS, [1, 3], tags=True)
+    result = runner.invoke(app, ["predict", str(model_dir), str(path), "--tags", "-f", "allennlp"])
+    assert result.exit_code == 1 and "E319" in result.stderr
 
 
 def test_predict_jsonl_input_detection_and_ids(

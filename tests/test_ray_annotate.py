@@ -440,7 +440,7 @@ def test_empty_text_is_counted_alike_on_every_path(
         out = tmp_path / f"{name}.predict.jsonl"
         local[name] = predict(str(model_dir), str(inputs / name), output=out)
         local[name]["records"] = read_jsonl(out)
-    none = {"not_utf8": 0, "invalid_json": 0, "bad_object": 0}
+    none = {"not_utf8": 0, "invalid_json": 0, "bad_object": 0, "bad_id": 0, "too_long": 0}
     assert local["docs.jsonl"]["skipped"] == {"blank": 1, "empty_text": 3, **none}
     assert local["docs.txt"]["skipped"] == {"blank": 3, "empty_text": 0, **none}
     assert local["docs.jsonl"]["docs"] == local["docs.txt"]["docs"] == 9

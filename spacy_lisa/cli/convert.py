@@ -5,7 +5,7 @@ counts it as a skip instead. ``frames`` (the PropBank frame files' examples) alw
 skips and counts what it cannot use: those files are hand-edited and have defects."""
 
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, Optional
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import srsly
 import typer
@@ -16,7 +16,7 @@ from ..corpus._io import CorpusFormatError, OnInvalid
 from ..corpus.conll2005 import read_conll2005
 from ..corpus.conll2012 import read_conll2012
 from ..corpus.docbin import convert_to_docbin
-from ..corpus.ewt import join_ewt, join_trees
+from ..corpus.ewt import PROPBANK_SUFFIXES, join_ewt, join_trees
 from ..corpus.propbank_frames import FramesReport
 from ..corpus.propbank_frames_split import (
     check_heldout_share,
@@ -28,8 +28,9 @@ from ..corpus.records import SentenceRecord
 from ..corpus.stats import MAX_SKIPS_SHOWN, CorpusStats
 from ..corpus.universal_propbank import ArgumentSpans, read_universal_propbank
 from ..errors import Errors
+from ..inputs import UserError
 from ._app import convert_app
-from ._io import fail
+from ._io import Input, check_output_paths, check_writable, fail
 
 CONLL2012_SUFFIXES = ("gold_conll", "gold_skel")
 
@@ -55,10 +56,13 @@ def _convert(
     skip_invalid: bool,
     n_sents: int,
     limit: int,
+    inputs: Sequence[Input],
 ) -> None:
     """Convert the records ``read(stats, on_invalid)`` gives with a progress bar, print
     the summary, write the stats JSON. Format errors end the command cleanly with exit
-    code 1."""
+    code 1; so do outputs that would write over ``inputs`` or each other, or cannot be
+    written, before anything is read."""
+    _refuse_bad_outputs([("--output", output), ("--stats-json", stats_json)], inputs)
     stats = CorpusStats()
     on_invalid = stats.skip_error if skip_invalid else None
     records = _guard(read(stats, on_invalid), on_invalid)
@@ -80,6 +84,20 @@ def _convert(
         stats_json.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(stats_json, stats.to_dict())
         msg.info(f"Stats written to {stats_json}")
+
+
+def _refuse_bad_outputs(
+    outputs: Sequence[Tuple[str, Optional[Path]]], inputs: Sequence[Input]
+) -> None:
+    """Before any work: no output over an input or another output (E037, E039), and
+    each writable (E318); else the command ends with the numbered error."""
+    try:
+        check_output_paths(outputs, inputs)
+        for option, path in outputs:
+            if path is not None:
+                check_writable(option, path)
+    except UserError as err:
+        fail(err)
 
 
 def _guard(records: Iterable[SentenceRecord], on_invalid: OnInvalid) -> Iterator[SentenceRecord]:
@@ -137,7 +155,8 @@ def convert_ewt_cli(
     def read(stats: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
         return join_ewt(ud, propbank, stats=stats, on_invalid=on_invalid)
 
-    _convert("EWT", read, output, stats_json, skip_invalid, n_sents, limit)
+    inputs = [Input("--ud", ud), Input("--propbank", propbank, PROPBANK_SUFFIXES)]
+    _convert("EWT", read, output, stats_json, skip_invalid, n_sents, limit, inputs)
 
 
 def _conll2012_files(paths: List[Path]) -> List[Path]:
@@ -192,7 +211,9 @@ def convert_conll2012_cli(
             return _conll2012_records(paths, on_invalid)
         return join_trees(trees, list(paths), stats=stats, on_invalid=on_invalid)
 
-    _convert("CoNLL-2012", read, output, stats_json, skip_invalid, n_sents, limit)
+    inputs = [Input("FILES", path) for path in paths]
+    inputs += [Input("--trees", trees)] if trees is not None else []
+    _convert("CoNLL-2012", read, output, stats_json, skip_invalid, n_sents, limit, inputs)
 
 
 @convert_app.command("conll2005")
@@ -210,7 +231,8 @@ def convert_conll2005_cli(
     def read(_: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
         return read_conll2005(words, props, on_invalid=on_invalid)
 
-    _convert("CoNLL-2005", read, output, stats_json, skip_invalid, n_sents, limit)
+    inputs = [Input("--words", words), Input("--props", props)]
+    _convert("CoNLL-2005", read, output, stats_json, skip_invalid, n_sents, limit, inputs)
 
 
 @convert_app.command("up")
@@ -242,7 +264,8 @@ def convert_up_cli(
     def read(_: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
         return read_universal_propbank(file, argument_spans=spans, on_invalid=on_invalid)
 
-    _convert("Universal PropBank", read, output, stats_json, skip_invalid, n_sents, limit)
+    inputs = [Input("FILE", file)]
+    _convert("Universal PropBank", read, output, stats_json, skip_invalid, n_sents, limit, inputs)
 
 
 def print_frames_report(report: FramesReport) -> None:
@@ -295,6 +318,10 @@ def convert_frames_cli(
         excluded = read_lemma_list(exclude_lemmas) if exclude_lemmas is not None else set()
     except ValueError as err:  # numbered input errors (E129, E131, E130)
         fail(err)
+    frame_inputs = [Input("--frames", frames, (".xml",))]
+    frame_inputs += [Input("--exclude-lemmas", exclude_lemmas)] if exclude_lemmas else []
+    outputs = [("--output", output), ("--heldout-output", heldout_output)]
+    _refuse_bad_outputs([*outputs, ("--stats-json", stats_json)], frame_inputs)
     try:
         result = convert_frames(
             frames,

@@ -12,7 +12,7 @@ from wasabi import msg
 from ..ensembles import join_pipelines
 from ..inputs import UserError
 from ._app import app
-from ._io import fail
+from ._io import Input, check_output_paths, check_writable, fail, pipeline_dir
 
 ENSEMBLE_HELP = (
     "Join trained lisa_srl pipelines (the same labels: e.g. one config trained with "
@@ -33,6 +33,11 @@ def ensemble_cli(
 ) -> None:
     """The ``ensemble`` command (see :data:`ENSEMBLE_HELP`)."""
     try:
+        # before the members load: a refusal costs nothing and leaves them untouched
+        folders = [pipeline_dir(member) for member in members]
+        inputs = [Input("MEMBER", folder) for folder in folders if folder is not None]
+        check_output_paths([("--output", output)], inputs)
+        check_writable("--output", output, folder=True)
         nlp = join_pipelines(members)
     except UserError as err:
         fail(err)

@@ -8,10 +8,10 @@ from typing import Optional
 
 import typer
 
-from ..evaluation import ConventionChoice, ParseChoice, evaluate
+from ..evaluation import CONLL_FILES, ConventionChoice, ParseChoice, evaluate
 from ..inputs import UserError
 from ._app import app
-from ._io import fail
+from ._io import Input, check_output_paths, check_writable, fail, pipeline_dir
 
 
 @app.command("evaluate")
@@ -83,6 +83,7 @@ def evaluate_cli(
     """Evaluate SRL (CoNLL-2005 P/R/F, per role), predicate detection, the parse the
     model used (UAS/LAS, punctuation included) and POS accuracy, on gold tokenisation."""
     try:
+        check_outputs(model, data_path, parser, sense_baseline, output, conll_dir)
         evaluate(
             model,
             data_path,
@@ -100,6 +101,33 @@ def evaluate_cli(
         )
     except (UserError, FileNotFoundError) as err:
         fail(err)
+
+
+def check_outputs(
+    model: str,
+    data_path: Path,
+    parser: Optional[str],
+    sense_baseline: Optional[Path],
+    output: Optional[Path],
+    conll_dir: Optional[Path],
+) -> None:
+    """Before the pipeline loads: no output over an input or another output (E037,
+    E038, E039), every output writable (E318)."""
+    inputs = [Input("DATA_PATH", data_path)]
+    if sense_baseline is not None:
+        inputs.append(Input("--sense-baseline", sense_baseline))
+    for option, name in (("MODEL", model), ("--parser", parser)):
+        folder = pipeline_dir(name) if name is not None else None
+        if folder is not None:
+            inputs.append(Input(option, folder))
+    outputs = [("--output", output)]
+    if conll_dir is not None:
+        outputs += [("--conll-dir", conll_dir / name) for name in CONLL_FILES]
+    check_output_paths(outputs, inputs)
+    if output is not None:
+        check_writable("--output", output)
+    if conll_dir is not None:
+        check_writable("--conll-dir", conll_dir, folder=True)
 
 
 __all__ = ["evaluate_cli"]

@@ -6,14 +6,17 @@ from pathlib import Path
 from typing import List
 
 import typer
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc
 from spacy.vocab import Vocab
 from wasabi import msg
 
 from ..corpus.conll2005 import write_conll2005
+from ..docbins import read_docs
+from ..errors import Errors
 from ..frames import doc_sentences, has_srl_annotation
+from ..inputs import UserError
 from ._app import app
-from ._io import fail
+from ._io import Input, check_output_paths, check_writable, fail
 
 WORDS_FILE = "words.txt"
 PROPS_FILE = "props.txt"
@@ -40,12 +43,24 @@ def export_cli(
     """Export the SRL frames of converted data in CoNLL-2005 format."""
     files = _spacy_files(data)
     if not files:
-        fail(f"No .spacy files found in {data}: pass a .spacy file or a directory holding some.")
+        fail(Errors.E041.format(path=data))
+    outputs = [("--output", output / WORDS_FILE), ("--output", output / PROPS_FILE)]
+    try:
+        # before any work: neither file may be an input, and the folder must be writable
+        check_output_paths(outputs, [Input("DATA", path) for path in files])
+        check_writable("--output", output, folder=True)
+    except UserError as err:
+        fail(err)
     vocab = Vocab()
     docs: List[Doc] = []
     n_read = 0
     for path in files:
-        for doc in DocBin().from_disk(path).get_docs(vocab):
+        try:
+            # one empty DocBin among others has no docs to write, as before
+            file_docs = read_docs(path, vocab, empty_ok=True)  # E002, E262
+        except UserError as err:
+            fail(err)
+        for doc in file_docs:
             n_read += 1
             if include_unannotated or has_srl_annotation(doc):
                 docs.append(doc)

@@ -12,19 +12,20 @@ import typer
 from ..device import GPU_INSTALL, gpu_problem, gpu_support
 from ..errors import Errors
 from ..formats import OutputFormat
-from ..inputs import InputFormat, UserError
+from ..inputs import STDIN, InputFormat, UserError
 from ..predict import predict
 from ._app import Engine, app
-from ._io import fail, stderr
+from ._io import Input, check_output_paths, fail, pipeline_dir, stderr
 
 # one string per paragraph: typer's rich help keeps a docstring's line breaks
 PREDICT_HELP = (
     "Label documents with semantic roles and write one record per sentence.\n\n"
     "Blank lines and documents with an empty text are skipped and counted. An invalid "
-    'line (not UTF-8, bad JSON, no string "text") stops the run with its line number and '
-    "exit code 1 before anything is written, unless --skip-invalid is given. JSONL "
-    'records carry the input line number ("line") and the input "id" when the JSONL line '
-    "has one."
+    'line (not UTF-8, bad JSON, no string "text", an unusable "id", a text longer than '
+    "the pipeline's nlp.max_length) stops the run with its line number and exit code 1 "
+    "before anything is written, unless --skip-invalid is given. JSONL records carry the "
+    'input line number ("line") and the input "id" when the JSONL line has one; each '
+    "frame's BIO tags only with --tags."
 )
 
 
@@ -75,6 +76,12 @@ def predict_cli(
         "--skip-invalid",
         help="Skip invalid lines (counted, reported at the end) instead of failing",
     ),
+    tags: bool = typer.Option(
+        False,
+        "--tags",
+        help="JSON lines: add each frame's BIO tags over its sentence (and untagged_roles), "
+        "as serve returns them; the output then grows with sentence length x predicates",
+    ),
     engine: Engine = typer.Option(
         Engine.local,
         "--engine",
@@ -102,6 +109,8 @@ def predict_cli(
 ) -> None:
     """The ``predict`` command (see :data:`PREDICT_HELP`)."""
     try:
+        if tags and output_format != OutputFormat.jsonl:
+            raise UserError(Errors.E319.format(format=OutputFormat(output_format).value))
         if engine == Engine.ray:
             shards = _ray_output(output, n_process, gpu_id, address, worker_gpus)
             from ..ray_annotate import annotate_ray
@@ -129,6 +138,7 @@ def predict_cli(
             raise UserError(Errors.E343)
         if output is not None and output.is_dir():
             raise UserError(Errors.E344.format(output=output))
+        _check_output(output, input_path, model)
         predict(
             model,
             input_path,
@@ -139,10 +149,23 @@ def predict_cli(
             n_process=n_process,
             gpu_id=gpu_id,
             skip_invalid=skip_invalid,
+            tags=tags,
             echo=stderr,
         )
     except (UserError, FileNotFoundError) as err:
         fail(err)
+
+
+def _check_output(output: Optional[Path], input_path: str, model: str) -> None:
+    """E037/E038 before any work: a file ``--output`` must not be the input (the
+    output replaces its path when the run ends) nor lie in the pipeline read."""
+    if output is None or str(output) == STDIN:
+        return
+    inputs = [] if input_path == STDIN else [Input("INPUT", Path(input_path))]
+    folder = pipeline_dir(model)
+    if folder is not None:
+        inputs.append(Input("MODEL", folder))
+    check_output_paths([("--output", output)], inputs)
 
 
 def _ray_output(

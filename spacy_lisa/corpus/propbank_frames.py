@@ -25,8 +25,13 @@ The files are hand-edited and have defects. Nothing is dropped silently: a
 :class:`FramesReport` counts files, rolesets and examples read and kept, and every
 skipped file, skipped example and dropped argument under its reason:
 
-- files: ``file_not_well_formed`` (the XML does not parse), ``file_unreadable``;
-- examples (the whole example goes): ``invalid_roleset_id`` (not ``lemma.NN``),
+- files (every ``*.xml``/``*.XML`` entry of the folder is read or skipped):
+  ``file_not_well_formed`` (the XML does not parse), ``file_encoding_unsupported``,
+  ``file_broken_symlink``, ``file_symlink_loop``, ``file_not_regular`` (a folder named
+  ``x.xml``), ``file_too_large``, ``file_unreadable``
+  (:mod:`spacy_lisa.corpus.frame_files`);
+- examples (the whole example goes): ``invalid_roleset_id`` (not ``lemma.NN``, or
+  longer than any real id),
   ``lemma_excluded`` (``exclude_lemmas``), ``no_text``, ``irregular_whitespace`` (not
   single-space separated tokens), ``no_rel`` (no ``<propbank>`` or no ``<rel>``),
   ``several_rels``, ``rel_index_invalid`` (``relloc`` not integers),
@@ -42,8 +47,10 @@ skipped file, skipped example and dropped argument under its reason:
 
 Cleaned, and counted as notes: PTB empty elements in the text (``*PRO*``, ``*T*-1``,
 ``[*-2]``, ...) are removed and the indices shifted; co-indexing brackets glued to words
-(``[Mr.`` ... ``Dang]-1``) are stripped from them; ``ARGM-PNC`` (the older name) becomes
-``ARGM-PRP`` as in EWT.
+(``[Mr.`` ... ``Dang]-1``) are stripped from them; PTB bracket and quote escapes become
+EWT's characters (:data:`PTB_ESCAPES`); ``ARGM-PNC`` (the older name) becomes
+``ARGM-PRP`` as in EWT. A ``<roleset>`` nested in another is a roleset of its own: its
+examples count once, under it. Skip messages show a bounded excerpt of long values.
 """
 
 from __future__ import annotations
@@ -58,9 +65,21 @@ from typing import Any, Collection, Dict, Iterator, List, Optional, Set, Tuple
 from ..errors import Errors
 from ..pipeline.senses import roleset_head_lemma
 from ._io import CorpusFormatError, PathLike
+from .frame_files import (
+    MAX_ROLESET_ID_CHARS,
+    UnusableFrameFile,
+    excerpt,
+    frame_file_paths,
+    no_usable_file_message,
+    parse_frame_file,
+)
 from .records import Argument, Predicate, SentenceRecord
 
-FRAME_SUFFIX = ".xml"
+# the longest detail a skip keeps (an excerpt beyond)
+MAX_DETAIL_CHARS = 200
+# PTB escapes in the examples' text -> the characters EWT's UD words have
+_ESCAPED = "-LRB- -RRB- -LSB- -RSB- -LCB- -RCB- `` ''".split()
+PTB_ESCAPES = dict(zip(_ESCAPED, '()[]{}""', strict=True))
 # PTB empty elements as the examples write them: *, *PRO*, *-1, *T*-2, [*], [*-2]-1, ...
 _TRACE = re.compile(r"^\[*\*(?:[A-Za-z0-9?]+\*)?(?:-\d+)?\]*(?:-\d+)?$")
 # co-indexing brackets glued to words: "[Mr." ... "Dang]-1", "[who]-3"
@@ -103,7 +122,8 @@ class FramesReport:
     lemmas: Set[str] = field(default_factory=set)
 
     def skip(self, kind: str, reason: str, where: str, detail: str = "") -> None:
-        """Count one skipped ``file``, ``example`` or ``argument`` under ``reason``."""
+        """Count one skipped ``file``, ``example`` or ``argument`` under ``reason``
+        (``detail`` kept as a bounded excerpt)."""
         counter = {
             "file": self.skipped_files,
             "example": self.skipped_examples,
@@ -111,7 +131,12 @@ class FramesReport:
         }[kind]
         counter[reason] += 1
         self.skipped_items.append(
-            {"kind": kind, "reason": reason, "where": where, "detail": detail}
+            {
+                "kind": kind,
+                "reason": reason,
+                "where": where,
+                "detail": excerpt(detail, MAX_DETAIL_CHARS),
+            }
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -157,13 +182,22 @@ class _Skip(Exception):
 
 
 def frame_files(frames_dir: PathLike) -> List[Path]:
-    """The ``*.xml`` files of ``frames_dir``, sorted by name."""
+    """The ``*.xml`` (any case) entries of ``frames_dir``, sorted by name, the ones that
+    cannot be read included (:func:`read_frame_file` counts them as skipped)."""
     path = Path(frames_dir)
     if not path.is_dir():
         raise CorpusFormatError(
             Errors.E127.format(path=path), path=path, line=None, reason="no_frames_dir"
         )
-    files = sorted(p for p in path.glob(f"*{FRAME_SUFFIX}") if p.is_file())
+    try:
+        files = frame_file_paths(path)
+    except OSError as err:
+        raise CorpusFormatError(
+            Errors.E136.format(path=path, detail=err.strerror or err),
+            path=path,
+            line=None,
+            reason="frames_dir_unreadable",
+        ) from None
     if not files:
         raise CorpusFormatError(
             Errors.E128.format(path=path), path=path, line=None, reason="no_frame_files"
@@ -182,45 +216,52 @@ def read_frame_examples(
     What is skipped, dropped or cleaned is counted in ``report`` (see the module
     docstring); examples whose lemma (lower case) is in ``exclude_lemmas`` are skipped
     as ``lemma_excluded``. Raises :class:`CorpusFormatError` only for a folder without
-    frame files."""
+    frame files (E127, E128, E136) or without one that can be read (E134)."""
     report = report if report is not None else FramesReport()
     excluded = {lemma.lower() for lemma in exclude_lemmas}
     files = frame_files(frames_dir)
     report.files += len(files)
+    read_before, skipped_before = report.files_read, len(report.skipped_items)
     for path in files:
         yield from read_frame_file(path, report=report, exclude_lemmas=excluded)
+    if report.files_read == read_before:  # every file skipped: no example read either
+        skips = [
+            (Path(item["where"]).name, item["reason"], item["detail"])
+            for item in report.skipped_items[skipped_before:]
+        ]
+        message = no_usable_file_message(frames_dir, len(files), skips)
+        raise CorpusFormatError(message, path=frames_dir, line=None, reason="no_usable_frame_file")
 
 
 def read_frame_file(
     path: PathLike, *, report: FramesReport, exclude_lemmas: Collection[str] = ()
 ) -> Iterator[SentenceRecord]:
     """The usable examples of one frame file (see :func:`read_frame_examples`)."""
-    path = str(path)
     try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as err:
-        report.skip("file", "file_not_well_formed", path, str(err))
+        root = parse_frame_file(Path(path))
+    except UnusableFrameFile as err:
+        report.skip("file", err.reason, str(path), err.detail)
         return
-    except OSError as err:
-        report.skip("file", "file_unreadable", path, str(err))
-        return
+    path = str(path)
     report.files_read += 1
     n_examples = 0
     for roleset in root.iter("roleset"):
         report.rolesets += 1
         roleset_id = roleset.get("id") or ""
-        lemma = roleset_head_lemma(roleset_id)
-        examples = list(roleset.iter("example"))
+        too_long = len(roleset_id) > MAX_ROLESET_ID_CHARS
+        lemma = None if too_long else roleset_head_lemma(roleset_id)
+        shown = excerpt(roleset_id) if roleset_id else "(no roleset id)"
+        examples = _own_examples(roleset, report)
         if not examples:
             report.notes["rolesets_without_examples"] += 1
         for k, example in enumerate(examples, start=1):
             report.examples_read += 1
-            where = f"{path} {roleset_id or '(no roleset id)'} example {k}"
+            where = f"{path} {shown} example {k}"
             # the example's dropped arguments and notes count only if it is kept
             own = FramesReport()
             try:
                 if lemma is None:
-                    raise _Skip("invalid_roleset_id", repr(roleset_id))
+                    raise _Skip("invalid_roleset_id", repr(excerpt(roleset_id)))
                 if lemma.lower() in exclude_lemmas:
                     raise _Skip("lemma_excluded", lemma)
                 predicate, words = _example_frame(example, own, where, lemma)
@@ -246,6 +287,23 @@ def read_frame_file(
             n_examples += 1
     if n_examples == 0:
         report.notes["files_without_examples"] += 1
+
+
+def _own_examples(roleset: ET.Element, report: FramesReport) -> List[ET.Element]:
+    """The ``<example>``s inside ``roleset`` in document order, but not those of a
+    ``<roleset>`` nested in it: they are that roleset's (``root.iter`` visits it too).
+    Iterative, so a deeply nested file cannot exhaust the stack."""
+    found: List[ET.Element] = []
+    stack = list(reversed(roleset))
+    while stack:
+        element = stack.pop()
+        if element.tag == "roleset":
+            report.notes["rolesets_nested"] += 1
+            continue
+        if element.tag == "example":
+            found.append(element)
+        stack.extend(reversed(element))
+    return found
 
 
 def _element_text(element: Optional[ET.Element]) -> str:
@@ -331,7 +389,21 @@ def _clean_words(tokens: List[str], report: FramesReport) -> Tuple[List[str], Li
     if len(kept) < len(words):
         report.notes["examples_with_traces"] += 1
         report.notes["trace_tokens_removed"] += len(words) - len(kept)
-    return kept, new_index
+    return _unescape_ptb(kept, report), new_index
+
+
+def _unescape_ptb(words: List[str], report: FramesReport) -> List[str]:
+    """The words with PTB's bracket and quote escapes as EWT writes them (after the
+    checks against the ``<rel>``/``<arg>`` texts, which escape them too), each mapping
+    counted as a note."""
+    unescaped = []
+    for word in words:
+        plain = PTB_ESCAPES.get(word)
+        if plain is not None:
+            report.notes[f"ptb_escape_mapped: {word} -> {plain}"] += 1
+            word = plain
+        unescaped.append(word)
+    return unescaped
 
 
 def _runs(indices: List[int]) -> List[Tuple[int, int]]:

@@ -140,12 +140,19 @@ def convert_frames(
     exclude_lemmas: Collection[str] = (),
 ) -> FramesConversion:
     """Read the frame files' examples, hold out ``heldout_share`` of their lemmas
-    (:func:`split_by_lemma`) and write the two parts as DocBins of one sentence per Doc."""
+    (:func:`split_by_lemma`) and write the two parts as DocBins of one sentence per Doc.
+    Raises :class:`CorpusFormatError` before writing anything where no file can be read
+    (:func:`read_frame_examples`) or no example kept (E135)."""
     check_heldout_share(heldout_share)
     check_outputs(output, heldout_output)
     report = FramesReport()
     records = read_frame_examples(frames_dir, report=report, exclude_lemmas=exclude_lemmas)
     split = split_by_lemma(records, share=heldout_share, seed=seed)
+    if report.examples_kept == 0:
+        skipped = report.skipped_examples.most_common()
+        reasons = ", ".join(f"{reason}: {n}" for reason, n in skipped) or "no <example>"
+        message = Errors.E135.format(path=frames_dir, files=report.files_read, reasons=reasons)
+        raise CorpusFormatError(message, path=frames_dir, line=None, reason="no_usable_example")
     train = convert_to_docbin(split.train, output, stats=CorpusStats(), skip_invalid=True)
     heldout = convert_to_docbin(
         split.heldout, heldout_output, stats=CorpusStats(), skip_invalid=True

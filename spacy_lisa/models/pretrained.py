@@ -26,10 +26,11 @@ exits, without a traceback. (They are ``ValueError`` s too.)
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from spacy.util import registry
 from thinc.api import ConfigValidationError
@@ -46,6 +47,19 @@ CACHE_VARIABLES = (
     "HUGGINGFACE_HUB_CACHE",
 )
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+# what a model directory save_pretrained wrote holds (check_model_directory): the config,
+# tokenizer files (a fast tokenizer's tokenizer.json, or the vocabularies it is built
+# from; SentencePiece models end in .model), PyTorch weights (whole or sharded)
+CONFIG_FILE = "config.json"
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json")
+WEIGHT_FILES = (
+    "model.safetensors",
+    "pytorch_model.bin",
+    "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
+)
+OTHER_WEIGHT_FILES = ("tf_model.h5", "flax_model.msgpack", "model.ckpt.index")
 
 
 @registry.misc("spacy-lisa.local_model_path.v1")
@@ -88,21 +102,65 @@ class ModelSource:
 def model_source(name: str) -> ModelSource:
     """The weights ``name`` stands for: a local directory, ``"package:subdir"`` (both as
     :func:`local_model_path`) or a Hugging Face hub name, kept as is. Raises E176/E177
-    (package) or E180 (neither a directory nor a valid hub name, e.g. a mistyped path)."""
+    (package), E180 (neither a directory nor a valid hub name, e.g. a mistyped path) or,
+    for a directory, E187-E190 (:func:`check_model_directory`)."""
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     path = Path(name).expanduser()
     package, sep, _ = name.partition(":")
     if path.is_dir() or (sep and package.isidentifier()):
         try:
-            return ModelSource(name, local_model_path(name), local=True)
+            local = local_model_path(name)
         except ValueError as err:  # E176, E177: printed by spacy train without a traceback
             raise config_error(str(err)) from err
+        check_model_directory(name, Path(local))
+        return ModelSource(name, local, local=True)
     try:
         validate_repo_id(name)
     except HFValidationError as err:
         raise config_error(Errors.E180.format(name=name)) from err
     return ModelSource(name, name, local=False)
+
+
+def check_model_directory(name: str, path: Path) -> None:
+    """Raise E187 (no ``config.json``), E188 (a ``config.json`` transformers cannot use),
+    E189 (no tokenizer files) or E190 (no PyTorch weights) for the local model directory
+    ``path`` (``name`` as the config gives it), instead of the errors transformers would
+    raise for them (a list of every model type it knows, a ``TypeError`` from ``stat``, an
+    ``OSError``)."""
+    files = {entry.name for entry in path.iterdir()} if path.is_dir() else set()
+    if CONFIG_FILE not in files:
+        raise config_error(Errors.E187.format(name=name, path=path))
+    problem = _config_problem(path)
+    if problem is not None:
+        raise config_error(Errors.E188.format(name=name, path=path, problem=problem))
+    if not (files & set(TOKENIZER_FILES) or any(f.endswith(".model") for f in files)):
+        raise config_error(Errors.E189.format(name=name, path=path))
+    if not files & set(WEIGHT_FILES):
+        other = sorted(files & set(OTHER_WEIGHT_FILES))
+        found = f"; it has {', '.join(other)}, which PyTorch cannot load" if other else ""
+        raise config_error(Errors.E190.format(name=name, path=path, found=found))
+
+
+def _config_problem(path: Path) -> Optional[str]:
+    """Why transformers cannot use ``path``'s config.json, or ``None``."""
+    from transformers import CONFIG_MAPPING
+
+    try:
+        config = json.loads((path / CONFIG_FILE).read_text(encoding="utf8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        return f"it is not readable JSON ({type(err).__name__})"
+    if not isinstance(config, dict):
+        return "it is not a JSON object"
+    model_type = config.get("model_type")
+    if model_type is None:
+        # transformers then takes a model type named in the directory's path, as here
+        if any(pattern in str(path) for pattern in CONFIG_MAPPING.keys()):
+            return None
+        return "it names no model_type"
+    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
+        return f"model_type {str(model_type)[:80]!r} is not a model type transformers knows"
+    return None
 
 
 def hub_options() -> Dict[str, Any]:

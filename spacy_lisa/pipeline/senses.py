@@ -272,28 +272,46 @@ def frame_lemma(
 
 def add_frame_file_candidates(candidates: Dict[str, List[str]], frames_dir: str) -> int:
     """Extend ``candidates`` (lemma -> rolesets, in place) with the rolesets of the
-    PropBank frame files (``*.xml``) in ``frames_dir``: a roleset ``sell.01`` is a
-    candidate of the lemma ``sell``, ``pick_up.01`` of ``pick`` (the word a phrasal
-    roleset is the lemma of, as in the training data's candidates). A file that is not
-    well-formed XML (real releases have one) is left out with a warning that names it.
-    Returns the number of rolesets read."""
-    import xml.etree.ElementTree as ET
+    PropBank frame files (``*.xml``, any case) in ``frames_dir``: a roleset ``sell.01`` is
+    a candidate of the lemma ``sell``, ``pick_up.01`` of ``pick`` (the word a phrasal
+    roleset is the lemma of, as in the training data's candidates). A file that cannot
+    be used (not well-formed XML, as one file of real releases; an unsupported encoding;
+    a link to nothing; a folder named ``x.xml``, ...) is left out with one warning that
+    counts them by reason. Returns the number of rolesets read.
+
+    A bad ``frames_dir`` (missing, not a folder, no frame file in it or none usable)
+    raises ``ConfigValidationError`` (E028, E136, E134), which ``spacy train`` prints
+    without a traceback."""
+    from thinc.api import ConfigValidationError
+
+    from ..corpus.frame_files import (
+        MAX_ROLESET_ID_CHARS,
+        UnusableFrameFile,
+        frame_file_paths,
+        no_usable_file_message,
+        parse_frame_file,
+    )
 
     path = Path(frames_dir)
-    files = sorted(path.glob("*.xml")) if path.is_dir() else []
+    try:
+        files = frame_file_paths(path) if path.is_dir() else []
+    except OSError as err:
+        message = Errors.E136.format(path=frames_dir, detail=err.strerror or err)
+        raise ConfigValidationError(title=message, desc="") from None
     if not files:
-        raise ValueError(Errors.E028.format(path=frames_dir))
+        raise ConfigValidationError(title=Errors.E028.format(path=frames_dir), desc="")
     n = 0
-    skipped: List[str] = []
+    skipped: List[Tuple[str, str, str]] = []  # name, reason, detail
     for file in files:
         try:
-            root = ET.parse(file).getroot()
-        except ET.ParseError as err:
-            skipped.append(f"{file.name} ({err})")
+            root = parse_frame_file(file)
+        except UnusableFrameFile as err:
+            skipped.append((file.name, err.reason, err.detail))
             continue
         for roleset in root.iter("roleset"):
             name = roleset.get("id")
-            if not name:
+            # a defect: a real id has a few dozen characters
+            if not name or len(name) > MAX_ROLESET_ID_CHARS:
                 continue
             lemma = roleset_head_lemma(name)
             if lemma is None:  # not lemma.sense: no lemma to list it under
@@ -302,14 +320,36 @@ def add_frame_file_candidates(candidates: Dict[str, List[str]], frames_dir: str)
             if name not in listed:
                 listed.append(name)
                 n += 1
+    if len(skipped) == len(files):
+        message = no_usable_file_message(frames_dir, len(files), skipped)
+        raise ConfigValidationError(title=message, desc="")
     if skipped:
-        warnings.warn(
-            Warnings.W006.format(
-                n=len(skipped), total=len(files), path=frames_dir, files="; ".join(skipped)
-            ),
-            stacklevel=2,
-        )
+        _warn_skipped_frame_files(skipped, len(files), frames_dir)
     return n
+
+
+# the skipped frame files a warning names; the rest are counted
+MAX_FILES_NAMED = 5
+
+
+def _warn_skipped_frame_files(
+    skipped: List[Tuple[str, str, str]], total: int, frames_dir: str
+) -> None:
+    """W006 with the skipped files counted by reason and the first few named."""
+    reasons = Counter(reason for _, reason, _ in skipped)
+    named = [f"{name} ({detail})" for name, _, detail in skipped[:MAX_FILES_NAMED]]
+    if len(skipped) > MAX_FILES_NAMED:
+        named.append(f"and {len(skipped) - MAX_FILES_NAMED} more")
+    warnings.warn(
+        Warnings.W006.format(
+            n=len(skipped),
+            total=total,
+            path=frames_dir,
+            reasons=", ".join(f"{reason}: {k}" for reason, k in reasons.most_common()),
+            files="; ".join(named),
+        ),
+        stacklevel=3,
+    )
 
 
 # UPOS of a PTB tag, for predicate_pos when neither the doc nor the model gives a UPOS
