@@ -9,7 +9,7 @@ count them instead of dropping them silently.
 
 from __future__ import annotations
 
-from typing import Iterable, List, Sequence, Tuple
+from typing import Iterable, List, Tuple
 
 OUTSIDE = "O"
 VERB = "V"
@@ -43,34 +43,3 @@ def spans_to_bio(
         for i in range(start + 1, end):
             tags[i] = f"I-{label}"
     return tags, rejected
-
-
-def bio_to_spans(tags: Sequence[str]) -> List[LabelledSpan]:
-    """Read labelled spans back from BIO tags (``V`` spans included).
-
-    Lenient like conlleval: an ``I-X`` that does not continue an ``X`` span starts a new
-    one, so an invalid sequence still yields spans rather than an error.
-    """
-    spans: List[LabelledSpan] = []
-    start, label = -1, ""
-    for i, tag in enumerate(list(tags) + [OUTSIDE]):
-        prefix, _, tag_label = tag.partition("-")
-        continues = prefix == "I" and label == tag_label and start >= 0
-        if start >= 0 and not continues:
-            spans.append((start, i, label))
-            start, label = -1, ""
-        if prefix in ("B", "I") and not continues:
-            start, label = i, tag_label
-    return spans
-
-
-def is_valid_transition(prev_tag: str, tag: str) -> bool:
-    """Hard BIO constraint: ``I-X`` only after ``B-X`` or ``I-X``."""
-    if not tag.startswith("I-"):
-        return True
-    return prev_tag in (f"B-{tag[2:]}", tag)
-
-
-def is_valid_start(tag: str) -> bool:
-    """Hard BIO constraint: a sequence never starts with ``I-``."""
-    return not tag.startswith("I-")

@@ -37,8 +37,9 @@ def join_pipelines(members: Sequence[str], gpu_id: int = -1) -> Language:
     ]
     for member, component in zip(members, components, strict=True):
         # an ensemble's model_dims is one dict per member: its members cannot be nested
-        if isinstance(component.cfg.get("model_dims"), list):
-            n = len(component.cfg["model_dims"])
+        dims = component.cfg["model_dims"] if "model_dims" in component.cfg else None
+        if isinstance(dims, list):
+            n = len(dims)
             raise UserError(Errors.E040.format(member=member, n=n))
     for member, component in zip(members[1:], components[1:], strict=True):
         for key in LABEL_KEYS:

@@ -173,32 +173,32 @@ class Errors(metaclass=ErrorsWithCodes):
     E050 = (
         "teacher_forcing = {value!r} of 'lisa_srl' was removed: scheduled sampling of the "
         "gold parse (with gold_parse_prob) was tried and not kept (docs/benchmarks/"
-        "levers.md). Set teacher_forcing = \"gold\" (the default) or \"predicted\". It "
+        'levers.md). Set teacher_forcing = "gold" (the default) or "predicted". It '
         "only changed training: a pipeline trained with it loads with the override "
         "config={{'components': {{'lisa_srl': {{'teacher_forcing': 'gold'}}}}}}."
     )
     E051 = (
-        "detach_frame_heads = true of {architecture} was removed (no config used it): "
-        "the roleset, lemma and UPOS classifiers train the encoder, and sense_head = "
-        "\"separate\" or \"separate_context\" keeps the roleset classifier off it. Leave "
+        "detach_frame_heads = true of {architecture} was removed (no shipped config set "
+        "it): the roleset, lemma and UPOS classifiers train the encoder, and sense_head = "
+        '"separate" or "separate_context" keeps the roleset classifier off it. Leave '
         "detach_frame_heads out. It only changed training: a pipeline trained with it "
         "loads with detach_frame_heads = false in the model block."
     )
     E052 = (
         "max_distance = {value!r} of spacy-lisa.BilinearRoleScorer.v1 was removed (no "
-        "config used it): the scorer has no distance scores. Leave max_distance out and "
+        "shipped config set it): the scorer has no distance scores. Leave max_distance out and "
         "retrain; a pipeline trained with it cannot be loaded by this version."
     )
     E053 = (
         "residual_dropout = {value!r} of spacy-lisa.LabelAttentionLayer.v1 was removed "
-        "(no config used it; the paper found 0 best). Leave residual_dropout out. It only "
-        "changed training: a pipeline trained with it loads with residual_dropout = 0.0 "
-        "in the top_layer block."
+        "(no shipped config set it; the paper found 0 best). Leave residual_dropout out. "
+        "It only changed training: a pipeline trained with it loads with residual_dropout "
+        "= 0.0 in the top_layer block."
     )
     E054 = (
         "pooling = {value!r} of spacy-lisa.TransformerTok2Vec.v1 was removed: first-piece "
         "pooling was tried and not kept (docs/benchmarks/levers.md); a word's vector is "
-        "the mean of its wordpieces. Set pooling = \"mean\" or leave it out, and retrain "
+        'the mean of its wordpieces. Set pooling = "mean" or leave it out, and retrain '
         "a pipeline trained with another pooling."
     )
     E055 = (
@@ -389,7 +389,6 @@ class Errors(metaclass=ErrorsWithCodes):
         "LisaBatch.heads is None. Pass one head array per doc (absolute indices, -1 = "
         "unknown) or use parse_mode 'soft' or 'argmax'."
     )
-    E155 = "LisaBatch.gold_parse_prob={value} is outside [0, 1]. Pass a probability."
     E156 = (
         "Inconsistent LisaBatch for doc {doc} ({n_tokens} tokens): {message}. Windows must "
         "cover the doc in order as [start, end) offsets; heads hold one entry per token; "
@@ -413,10 +412,6 @@ class Errors(metaclass=ErrorsWithCodes):
     )
 
     # --- tok2vec layers, transformer weights, training callbacks (E161-E199) ------------------
-    E161 = (
-        "spacy-lisa.TransformerTok2Vec.v1: pooling={value!r} is not one of {choices}. Set "
-        "pooling in the [...tok2vec] block of the config."
-    )
     E162 = (
         "spacy-lisa.TransformerTok2Vec.v1: cache_tokens={value} needs frozen = true or "
         "trainable_layers set (a fine-tuned transformer's outputs change at every update; "
@@ -560,15 +555,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E204 = (
         "LabelAttentionLayer needs width, n_heads and head_width >= 1 (got width={width}, "
         "n_heads={n_heads}, head_width={head_width}). Fix the layer's config."
-    )
-    E205 = (
-        "Got {n_names} head names for a Label Attention Layer with {n_heads} heads. Pass one "
-        "name per head, or None for head_0, head_1, ..."
-    )
-    E206 = (
-        "Label Attention Layer heads are not attributable to output slices: width={width} is "
-        "not divisible by n_heads={n_heads}, so a linear map mixes them. Use a number of "
-        "heads that divides the width, or read the attention weights instead."
     )
     E207 = (
         "LAN role scorer needs n_layers >= 1 and at least one label (got n_layers="
@@ -780,8 +766,7 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E341 = "shard_lines must be at least 1, got {shard_lines}."
     E342 = (
-        '{path}:{row}: "text" is {kind}, not a string. Each row needs a string "text"; fix '
-        "the row, or pass --skip-invalid to skip bad rows."
+        '{path}:{row}: "text" is {kind}, not a string. Each row needs a string "text": fix the row.'
     )
     E343 = (
         "--address, --workers, --parquet and --overwrite are options of --engine ray; add "
@@ -840,6 +825,11 @@ class Errors(metaclass=ErrorsWithCodes):
         '{path}:{line}: {problem}. The "id" is copied into every record of its line: use a '
         "JSON string, number or small array/object without NaN or Infinity (at most "
         "{max_chars:,} characters of JSON, nested at most {max_depth} deep)."
+    )
+    E355 = (
+        "The TEXT to render is {n:,} characters long, more than the pipeline's "
+        "nlp.max_length of {max_length:,}. Render a shorter text, or put the documents in a "
+        "file, one per line, and pass --input FILE (--skip-invalid skips those too long)."
     )
 
     # --- spacy-lisa serve: HTTP requests, server options, replicas (E400-E449) ----------------

@@ -124,9 +124,10 @@ def read_lines(stream: IO[bytes]) -> Iterator[RawLine]:
     """The lines of a seekable binary stream: bytes without their line ending, except
     for lines longer than :data:`MAX_LINE_BYTES` (skipped unread) and, in an input that
     starts with a UTF-16/UTF-32 byte order mark, every line (counted in that encoding's
-    own lines, none of them text)."""
+    own lines, none of them text), from the stream's current position."""
+    start = stream.tell()
     encoding = wide_encoding(stream.read(4))
-    stream.seek(0)
+    stream.seek(start)
     if encoding is not None:
         yield from _wide_lines(stream, encoding)
         return

@@ -10,33 +10,42 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import (
+    bio_to_spans,
+    dense_viterbi,
+    is_valid_bio,
+    is_valid_start,
+    is_valid_transition,
+)
 
-from spacy_lisa.bio import bio_to_spans, is_valid_start, is_valid_transition
 from spacy_lisa.pipeline.decoding import decode_frames, mst_decode, paths_to_spans
 from spacy_lisa.pipeline.viterbi import (
     _bio_masks,
     bio_labels,
     estimate_transitions,
-    greedy_decode,
-    viterbi_decode,
+    greedy_paths,
     viterbi_paths,
 )
 
 LABELS = ("O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-V", "I-V")
 
 
-def viterbi_decode_batch(scores, lengths, labels, trans=None, start=None, **options):
+def viterbi_decode_batch(scores, lengths, labels, trans=None, start=None):
     """:func:`viterbi_paths`' rows as lists cut to each frame's length."""
-    paths = viterbi_paths(scores, lengths, labels, trans, start, **options)
+    paths = viterbi_paths(scores, lengths, labels, trans, start)
     return [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)]
 
 
-def is_valid_bio(tags: Sequence[str]) -> bool:
-    if not tags:
-        return True
-    if not is_valid_start(tags[0]):
-        return False
-    return all(is_valid_transition(a, b) for a, b in zip(tags, tags[1:], strict=False))
+def viterbi_decode(log_probs, labels, transitions=None, start=None) -> List[int]:
+    """One frame's scores [T, L] through :func:`viterbi_paths`."""
+    scores = np.asarray(log_probs, dtype=np.float64)
+    return viterbi_decode_batch(scores[None], [scores.shape[0]], labels, transitions, start)[0]
+
+
+def greedy_decode(log_probs) -> List[int]:
+    """One frame's scores [T, L] through :func:`greedy_paths`."""
+    scores = np.asarray(log_probs)
+    return greedy_paths(scores[None], [scores.shape[0]])[0].tolist()
 
 
 def path_score(path: Sequence[int], unary: np.ndarray, trans=None, start=None) -> float:
@@ -273,33 +282,6 @@ CONLL05_LABELS = ("O",) + tuple(
 )
 
 
-def reference_viterbi_batch(
-    scores: np.ndarray, lengths: Sequence[int], labels: Sequence[str], trans=None, start=None
-) -> List[List[int]]:
-    """The decoder before commit 2f18983, kept as the reference: a dense ``[F, L, L]`` max over
-    every previous label, one frame at a time (same tie-breaking: lowest label id)."""
-    trans_mask, start_mask = _bio_masks(tuple(labels))
-    full = trans_mask + (0.0 if trans is None else np.maximum(np.asarray(trans, "d"), -1e30))
-    first = start_mask + (0.0 if start is None else np.maximum(np.asarray(start, "d"), -1e30))
-    paths = []
-    for f, n in enumerate(lengths):
-        unary = np.maximum(np.asarray(scores[f, :n], dtype=np.float64), -1e30)
-        if n == 0:
-            paths.append([])
-            continue
-        delta = first + unary[0]
-        back = []
-        for t in range(1, n):
-            cand = delta[None, :] + full.T  # [next, prev]
-            back.append(cand.argmax(axis=1))
-            delta = cand.max(axis=1) + unary[t]
-        path = [int(delta.argmax())]
-        for pointers in reversed(back):
-            path.append(int(pointers[path[-1]]))
-        paths.append(path[::-1])
-    return paths
-
-
 def random_batch(rng, labels, n_frames, n_tokens, *, ties=False):
     lengths = rng.integers(0, n_tokens + 1, size=n_frames)
     lengths[0] = n_tokens
@@ -326,12 +308,8 @@ def test_viterbi_batch_equals_reference_decoder(seed: int) -> None:
         start = rng.normal(size=len(labels)).astype("f")
     if seed % 4 == 3 and trans is not None:  # ties in the transitions too
         trans, start = np.round(trans), np.round(start)
-    expected = reference_viterbi_batch(scores, lengths, labels, trans, start)
-    batch = viterbi_decode_batch(scores, lengths, labels, trans, start)
-    assert batch == expected
-    for prune in (False, True):  # with and without skipping the labels that cannot win
-        paths = viterbi_paths(scores, lengths, labels, trans, start, prune=prune)
-        assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
+    expected = dense_viterbi(scores, lengths, labels, trans, start)
+    assert viterbi_decode_batch(scores, lengths, labels, trans, start) == expected
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -347,9 +325,8 @@ def test_viterbi_pruning_on_peaked_scores(seed: int) -> None:
     np.put_along_axis(scores, gold[..., None], 10.0, axis=2)
     trans, start = estimate_transitions([["O", "B-A0", "I-A0", "O", "B-V", "B-A1"]], labels)
     trans, start = 0.5 * trans.astype("f"), 0.5 * start.astype("f")
-    expected = reference_viterbi_batch(scores, lengths, labels, trans, start)
-    paths = viterbi_paths(scores, lengths, labels, trans, start, prune=True)
-    assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
+    expected = dense_viterbi(scores, lengths, labels, trans, start)
+    assert viterbi_decode_batch(scores, lengths, labels, trans, start) == expected
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -373,11 +350,10 @@ def test_viterbi_many_frames_peaked_and_flat(seed: int) -> None:
         [["O", "B-A0", "I-A0", "O", "B-V", "B-A1", "I-A1"], ["B-A1", "O", "B-V"]], labels
     )
     trans, start = 0.25 * trans.astype("f"), 0.25 * start.astype("f")
-    expected = reference_viterbi_batch(scores, lengths, labels, trans, start)
-    for prune in (True, False):
-        paths = viterbi_paths(scores, lengths, labels, trans, start, prune=prune)
-        assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
-        assert all((row[n:] == -1).all() for row, n in zip(paths, lengths, strict=True))
+    expected = dense_viterbi(scores, lengths, labels, trans, start)
+    paths = viterbi_paths(scores, lengths, labels, trans, start)
+    assert [row[:n] for row, n in zip(paths.tolist(), lengths, strict=True)] == expected
+    assert all((row[n:] == -1).all() for row, n in zip(paths, lengths, strict=True))
 
 
 def test_viterbi_checks_real_positions_only() -> None:

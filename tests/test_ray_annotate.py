@@ -145,9 +145,10 @@ def read_jsonl(path: Path) -> List[Dict[str, Any]]:
 
 
 def predicted(model_dir: Path, path: Path, tmp_path: Path) -> List[Dict[str, Any]]:
-    """Single-process ``predict``'s JSONL records for ``path``."""
+    """Single-process ``predict``'s JSONL records for ``path``, as the command line
+    writes them by default (no per-frame tags: nor does Ray without ``tags``)."""
     out = tmp_path / f"{path.name}.predict.jsonl"
-    predict(str(model_dir), str(path), output=out)
+    predict(str(model_dir), str(path), output=out, tags=False)
     return read_jsonl(out)
 
 
@@ -438,7 +439,7 @@ def test_empty_text_is_counted_alike_on_every_path(
     local = {}
     for name in ("docs.jsonl", "docs.txt"):
         out = tmp_path / f"{name}.predict.jsonl"
-        local[name] = predict(str(model_dir), str(inputs / name), output=out)
+        local[name] = predict(str(model_dir), str(inputs / name), output=out, tags=False)
         local[name]["records"] = read_jsonl(out)
     none = {"not_utf8": 0, "invalid_json": 0, "bad_object": 0, "bad_id": 0, "too_long": 0}
     assert local["docs.jsonl"]["skipped"] == {"blank": 1, "empty_text": 3, **none}

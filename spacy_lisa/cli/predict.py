@@ -131,6 +131,7 @@ def predict_cli(
                 skip_invalid=skip_invalid,
                 shard_lines=shard_lines,
                 overwrite=overwrite,
+                tags=tags,
                 echo=stderr,
             )
             return

@@ -84,7 +84,10 @@ def render_page(
     gpu_id: int = -1,
     skip_invalid: bool = False,
 ) -> int:
-    """The ``render`` command as a function; returns the number of documents rendered."""
+    """The ``render`` command as a function; returns the number of documents rendered.
+    A document longer than the pipeline's ``nlp.max_length`` is an invalid line of
+    ``--input`` (``too_long``, as for ``predict``), and a ``text`` too long is refused
+    (E355), both before anything is labelled."""
     if (text is None) == (input_path is None):
         raise UserError(Errors.E315)
     select_device(gpu_id)  # a GPU that cannot be used stops before the input is read
@@ -93,10 +96,20 @@ def render_page(
     if input_path is not None:
         source = InputSource(input_path)
         summary = scan_input(source, input_format, skip_invalid=skip_invalid)
-        texts = [item.text for item in itertools.islice(iter_docs(source, summary.format), limit)]
+        nlp = load_pipeline(model, gpu_id)
+        max_length = int(nlp.max_length)
+        if summary.longest > max_length:
+            # only the loaded pipeline knows its limit: spaCy would end the run (E088)
+            summary = scan_input(
+                source, summary.format, skip_invalid=skip_invalid, max_length=max_length
+            )
+        documents = iter_docs(source, summary.format, max_length=max_length)
+        texts = [item.text for item in itertools.islice(documents, limit)]
     else:
         texts = [str(text)]
-    nlp = load_pipeline(model, gpu_id)
+        nlp = load_pipeline(model, gpu_id)
+        if len(texts[0]) > nlp.max_length:
+            raise UserError(Errors.E355.format(n=len(texts[0]), max_length=nlp.max_length))
     docs = list(nlp.pipe(texts))
     name = nlp.meta.get("name") or "pipeline"
     html = render(

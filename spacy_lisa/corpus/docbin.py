@@ -132,15 +132,6 @@ def records_to_doc(vocab: Vocab, records: Sequence[SentenceRecord]) -> Doc:
     return doc
 
 
-def records_to_docs(
-    records: Iterable[SentenceRecord], vocab: Optional[Vocab] = None, *, n_sents: int = 1
-) -> Iterator[Doc]:
-    """Docs of ``n_sents`` sentences at most (one per sentence by default)."""
-    vocab = vocab if vocab is not None else Vocab()
-    for group in group_records(records, n_sents=n_sents):
-        yield records_to_doc(vocab, group)
-
-
 def write_docbin(docs: Iterable[Doc], path: PathLike) -> int:
     """Write the docs, user data (the frames) included, to a ``.spacy`` file; returns
     how many were written."""

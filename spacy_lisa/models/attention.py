@@ -195,15 +195,6 @@ class MultiHeadSelfAttention(nn.Module):
         bias = bias.masked_fill(~key_mask, MASK_VALUE)  # [B, 1, 1, T]
         return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p_drop)
 
-    def attention_probs(self, x: Tensor, mask: Tensor) -> Tensor:
-        """The attention distributions of all heads, [B, H, T, T] (no dropout): for
-        inspection and tests, the forward pass never materialises them."""
-        B, T, _ = x.shape
-        qkv = self.qkv(x).view(B, T, 3, self.n_heads, self.head_width).permute(2, 0, 3, 1, 4)
-        scores = torch.matmul(qkv[0], qkv[1].transpose(-1, -2)) / math.sqrt(self.head_width)
-        scores = scores.masked_fill(~mask.to(torch.bool)[:, None, None, :], MASK_VALUE)
-        return torch.softmax(scores, dim=-1)
-
 
 class EncoderLayer(nn.Module):
     """One LISA self-attention layer (eq. 1): s_j = LN(s_{j-1} + T(s_{j-1})), where T is

@@ -16,8 +16,7 @@ from .attention import LEAKY_SLOPE, MASK_VALUE
 class FrameClassifier(nn.Module):
     """Per-predicate classifiers on the predicate token's top state: roleset (sense),
     lemma edit tree and UPOS, over one shared MLP (sized like the role scorer's predicate
-    MLP). A classifier with 0 classes is left out. ``detach``: read the states without
-    passing gradients back to the encoder."""
+    MLP). A classifier with 0 classes is left out."""
 
     def __init__(
         self,
@@ -27,10 +26,8 @@ class FrameClassifier(nn.Module):
         n_lemmas: int,
         n_pos: int,
         dropout: float,
-        detach: bool = False,
     ) -> None:
         super().__init__()
-        self.detach = detach
         self.mlp = nn.Linear(width, hidden)
         self.dropout = nn.Dropout(dropout)
         self.sense = nn.Linear(hidden, n_senses) if n_senses else None
@@ -48,15 +45,13 @@ class FrameClassifier(nn.Module):
 
     def extra_repr(self) -> str:
         sizes = [0 if h is None else h.out_features for h in (self.sense, self.lemma, self.pos)]
-        return f"senses={sizes[0]}, lemmas={sizes[1]}, pos={sizes[2]}, detach={self.detach}"
+        return f"senses={sizes[0]}, lemmas={sizes[1]}, pos={sizes[2]}"
 
     def forward(
         self, states: Tensor, frame_window: Tensor, frame_pos: Tensor
     ) -> tuple[Optional[Tensor], Optional[Tensor], Optional[Tensor]]:
         """states [B, T, d], frame_window / frame_pos [F] -> logits [F, n] per head."""
         predicates = states[frame_window, frame_pos]  # [F, d]
-        if self.detach:
-            predicates = predicates.detach()
         hidden = self.dropout(F.leaky_relu(self.mlp(predicates), LEAKY_SLOPE))  # [F, h]
         return tuple(  # type: ignore[return-value]
             None if head is None else head(hidden) for head in (self.sense, self.lemma, self.pos)

@@ -12,6 +12,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from spacy.util import registry
+from thinc.api import ConfigValidationError
+
+from ..errors import Errors
 
 if TYPE_CHECKING:
     from torch import nn
@@ -29,26 +32,24 @@ def label_attention_layer(
 
     n_heads: attention heads (e.g. one per role label). head_width: query/key/value size
     per head. ffn: add the position-wise feed-forward (off keeps head slices
-    attributable). residual_dropout: dropout on each head's context contribution (the
-    paper found 0 best). dropout: attention (and feed-forward) dropout.
+    attributable). dropout: attention (and feed-forward) dropout. residual_dropout:
+    removed, 0 only (E053), so that configs saved with it load.
     """
-
+    if residual_dropout != 0:
+        raise ConfigValidationError(title=Errors.E053.format(value=residual_dropout), desc="")
     # a partial of a module-level function, not a closure, so that pipelines pickle
     return partial(
         _make_label_attention_layer,
         n_heads=n_heads,
         head_width=head_width,
         ffn=ffn,
-        residual_dropout=residual_dropout,
         dropout=dropout,
     )
 
 
 def _make_label_attention_layer(
-    width: int, *, n_heads: int, head_width: int, ffn: bool, residual_dropout: float, dropout: float
+    width: int, *, n_heads: int, head_width: int, ffn: bool, dropout: float
 ) -> "nn.Module":
     from .lal_torch import LabelAttentionLayer
 
-    return LabelAttentionLayer(
-        width, n_heads, head_width, ffn=ffn, residual_dropout=residual_dropout, dropout=dropout
-    )
+    return LabelAttentionLayer(width, n_heads, head_width, ffn=ffn, dropout=dropout)

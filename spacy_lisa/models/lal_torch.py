@@ -29,7 +29,7 @@ whole vector, so one head's magnitude cannot rescale another head's slice.
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -52,11 +52,7 @@ class LabelAttentionLayer(nn.Module):
         n_heads: int,
         head_width: int,
         ffn: bool = False,
-        residual_dropout: float = 0.0,
         dropout: float = 0.1,
-        *,
-        ffn_width: Optional[int] = None,
-        head_names: Optional[Sequence[str]] = None,
     ) -> None:
         super().__init__()
         if n_heads < 1 or head_width < 1 or width < 1:
@@ -81,17 +77,12 @@ class LabelAttentionLayer(nn.Module):
         self.ffn: Optional[nn.Sequential] = None
         self.ffn_norm: Optional[nn.LayerNorm] = None
         if ffn:
-            hidden = ffn_width if ffn_width is not None else 4 * width
+            hidden = 4 * width
             self.ffn = nn.Sequential(
                 nn.Linear(width, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, width)
             )
             self.ffn_norm = nn.LayerNorm(width)
         self.attention_dropout = nn.Dropout(dropout)
-        # applied to each head's context contribution separately (as in the paper); the
-        # paper found 0 best, hence the default
-        self.residual_dropout = nn.Dropout(residual_dropout)
-        self.head_names: List[str] = []
-        self.set_head_names(head_names)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -113,21 +104,6 @@ class LabelAttentionLayer(nn.Module):
                     layer.reset_parameters()
             self.ffn_norm.reset_parameters()
 
-    def set_head_names(self, names: Optional[Sequence[str]]) -> None:
-        """Name the heads (e.g. after role labels); None: ``head_0``, ``head_1``, ..."""
-        if names is None:
-            self.head_names = [f"head_{i}" for i in range(self.n_heads)]
-            return
-        if len(names) != self.n_heads:
-            raise ValueError(Errors.E205.format(n_names=len(names), n_heads=self.n_heads))
-        self.head_names = [str(name) for name in names]
-
-    def head_slice(self, head: int) -> slice:
-        """The slice of an output vector that head ``head`` alone produced."""
-        if not self.attributable:
-            raise ValueError(Errors.E206.format(width=self.width, n_heads=self.n_heads))
-        return slice(head * self.slice_width, (head + 1) * self.slice_width)
-
     def forward(self, x: Tensor, mask: Tensor) -> Tuple[Tensor, Tensor]:
         """x [B, T, d], mask [B, T] (True = real token) -> (y [B, T, d], attn [B, H, T])."""
         B, T, _ = x.shape
@@ -144,7 +120,6 @@ class LabelAttentionLayer(nn.Module):
             "bht,bthd->bhd", self.attention_dropout(attn), values
         )  # c_i, [B, H, dk]
         lifted = torch.einsum("bhd,hdp->bhp", context, self.context_proj)  # O_i c_i, [B,H,p]
-        lifted = self.residual_dropout(lifted)
         # residual per head: every token's P_i x_t plus the head's single context vector
         per_head = self.residual_proj(x).view(B, T, H, p) + lifted[:, None]  # [B, T, H, p]
         per_head = F.layer_norm(per_head, (p,)) * self.norm_weight + self.norm_bias

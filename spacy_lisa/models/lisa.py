@@ -23,7 +23,7 @@ imported inside functions only.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
 
@@ -31,6 +31,7 @@ import numpy
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import (
+    ConfigValidationError,
     Model,
     PyTorchShim,
     PyTorchWrapper_v2,
@@ -63,6 +64,7 @@ def build_lisa_model(
     role_scorer: Optional[Callable[[int, int], Any]] = None,
     top_layer: Optional[Callable[[int], Any]] = None,
     mixed_precision: bool = False,
+    detach_frame_heads: bool = False,
     **sizes: Any,
 ) -> Model[LisaBatch, LisaOutput]:
     """LISA (Strubell et al. 2018) over token vectors from ``tok2vec``, one encoding per
@@ -73,10 +75,12 @@ def build_lisa_model(
     role_scorer: a builder (width, n_roles) -> module, e.g. ``spacy-lisa.LANRoleScorer.v1``;
     default bilinear. top_layer: a builder width -> module on top of the encoder, e.g.
     ``spacy-lisa.LabelAttentionLayer.v1``. mixed_precision: float16 autocast with thinc's
-    gradient scaler on a CUDA GPU; ignored on the CPU.
+    gradient scaler on a CUDA GPU; ignored on the CPU. detach_frame_heads: removed,
+    false only (E051), so that configs saved with it load.
     """
     from ..device import check_torch_follows_thinc
 
+    check_removed_sizes("spacy-lisa.LISA.v1", detach_frame_heads)
     check_torch_follows_thinc("spacy-lisa.LISA.v1")
     return lisa_model(
         "lisa",
@@ -87,6 +91,13 @@ def build_lisa_model(
         top_layer=top_layer,
         mixed_precision=mixed_precision,
     )
+
+
+def check_removed_sizes(architecture: str, detach_frame_heads: bool) -> None:
+    """Raise the numbered error of a removed encoder option set in a config (E051)."""
+    if detach_frame_heads:
+        message = Errors.E051.format(architecture=architecture)
+        raise ConfigValidationError(title=message, desc="")
 
 
 def lisa_model(
@@ -131,27 +142,19 @@ def bilinear_role_scorer(
 ) -> Callable[[int, int], nn.Module]:
     """LISA's bilinear role scorer (eq. 6): (width, n_labels) -> module returning role
     logits [F, T, n_labels]. hidden_width: size of the predicate and role MLPs.
-    max_distance: > 0 adds a learned per-label score of the token's distance to the
-    predicate, clipped to that many tokens (0: the paper's scorer)."""
-    if max_distance < 0:
-        raise ValueError(
-            Errors.E151.format(name="max_distance", value=max_distance, constraint="at least 0")
-        )
+    max_distance: removed, 0 only (E052), so that configs saved with it load."""
+    if max_distance != 0:
+        raise ConfigValidationError(title=Errors.E052.format(value=max_distance), desc="")
     # a partial of a module-level function, not a closure, so that pipelines pickle
-    return partial(
-        _make_bilinear_role_scorer,
-        hidden_width=hidden_width,
-        dropout=dropout,
-        max_distance=max_distance,
-    )
+    return partial(_make_bilinear_role_scorer, hidden_width=hidden_width, dropout=dropout)
 
 
 def _make_bilinear_role_scorer(
-    width: int, n_labels: int, *, hidden_width: int, dropout: float, max_distance: int = 0
+    width: int, n_labels: int, *, hidden_width: int, dropout: float
 ) -> nn.Module:
     from .role_scorer import BilinearRoleScorer
 
-    return BilinearRoleScorer(width, n_labels, hidden_width, dropout, max_distance)
+    return BilinearRoleScorer(width, n_labels, hidden_width, dropout)
 
 
 def ensure_built(model: Model[LisaBatch, LisaOutput]) -> None:
@@ -192,22 +195,22 @@ def set_role_prior(model: Model[LisaBatch, LisaOutput], log_prior: numpy.ndarray
 def _build_torch(model: Model) -> nn.Module:
     from .lisa_torch import LisaTorchModel
 
-    config = dict(model.attrs["lisa_config"])
-    config.pop("mixed_precision")
-    predicate_marker = config.pop("predicate_marker")
+    config = model.attrs["lisa_config"]
+    # the sizes' fields only: the attrs of a model saved before hold removed ones too
+    sizes = LisaSizes(**{f.name: config[f.name] for f in fields(LisaSizes) if f.name in config})
     n_in, n_tags, n_deps, n_roles = (model.get_dim(name) for name in DIMS)
     return LisaTorchModel(
         n_in,
         n_tags,
         n_deps,
         n_roles,
-        LisaSizes(**config),
+        sizes,
         role_scorer=model.attrs["role_scorer"],
         top_layer=model.attrs["top_layer"],
         n_senses=model.maybe_get_dim("n_senses") or 0,
         n_lemmas=model.maybe_get_dim("n_lemmas") or 0,
         n_pred_pos=model.maybe_get_dim("n_pred_pos") or 0,
-        predicate_marker=predicate_marker,
+        predicate_marker=config["predicate_marker"],
     )
 
 

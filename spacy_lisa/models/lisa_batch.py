@@ -130,20 +130,13 @@ def prepare_batch(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> Prepare
         raise ValueError(
             Errors.E024.format(value=mode, option="parse_mode", choices=", ".join(PARSE_MODES))
         )
-    if not 0.0 <= batch.gold_parse_prob <= 1.0:
-        raise ValueError(Errors.E155.format(value=batch.gold_parse_prob))
     has_parser = model.attrs["lisa_config"]["parse_layer"] > 0
     heads = None
-    given_rows = numpy.zeros((n_windows,), dtype=bool)
-    if mode in ("given", "scheduled") and has_parser:
+    given = mode == "given" and has_parser
+    if given:
         if batch.heads is None:
             raise ValueError(Errors.E154.format(mode=mode))
         heads = _window_heads(batch, windows, length)
-        if mode == "given":
-            given_rows[:] = True
-        else:  # scheduled sampling: per window (numpy's RNG, seeded by fix_random_seed)
-            given_rows = numpy.random.random_sample(n_windows) < batch.gold_parse_prob
-    # scheduled sampling falls back to the model's argmax parse (what test time uses)
     own_parse = "soft" if mode == "soft" else "argmax"
     frame_window, frame_pos = None, None
     if batch.predicates is not None:
@@ -154,7 +147,7 @@ def prepare_batch(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> Prepare
         mask=mask,
         X=X_pad,
         heads=heads,
-        given_rows=given_rows,
+        given_rows=numpy.full((n_windows,), given, dtype=bool),
         own_parse=own_parse,
         dep_labels=batch.dep_labels,
         head_scores=batch.dep_labels or mode != "given",

@@ -184,13 +184,7 @@ class LisaTorchModel(nn.Module):
         shared_senses = n_senses if sizes.sense_head == "shared" else 0
         if shared_senses or n_lemmas or n_pred_pos:
             self.frame_classifier = FrameClassifier(
-                width,
-                role_width,
-                shared_senses,
-                n_lemmas,
-                n_pred_pos,
-                dropout,
-                detach=sizes.detach_frame_heads,
+                width, role_width, shared_senses, n_lemmas, n_pred_pos, dropout
             )
         self.reset_parameters()
         if n_senses and sizes.sense_head != "shared":

@@ -37,7 +37,7 @@ from thinc.types import Floats2d, Floats3d
 
 from ..signatures import with_fields_as_parameters
 from .gemm_ops import torch_gemm
-from .lisa import encode_tokens, lisa_model, tok2vec_layer
+from .lisa import check_removed_sizes, encode_tokens, lisa_model, tok2vec_layer
 from .lisa_batch import MarkedBatch, host_ints, pad_windows
 from .lisa_convert import empty_output
 from .types import MASK_VALUE, LisaBatch, LisaOutput, LisaSizes
@@ -51,6 +51,7 @@ def build_predicate_aware_lisa(
     reencode: bool = True,
     role_scorer: Optional[Callable[[int, int], Any]] = None,
     top_layer: Optional[Callable[[int], Any]] = None,
+    detach_frame_heads: bool = False,
     **sizes: Any,
 ) -> Model[LisaBatch, LisaOutput]:
     """LISA whose roles are scored per predicate, from its window encoded with the
@@ -58,9 +59,11 @@ def build_predicate_aware_lisa(
     :func:`~.lisa.build_lisa_model`). reencode: run the tok2vec again on each
     predicate's marked window where it takes a mark (``TransformerTok2Vec.v1``); false,
     the mark is added at the LISA encoder's input only (one tok2vec pass per sentence).
+    detach_frame_heads: removed, false only (E051), so that configs saved with it load.
     """
     from ..device import check_torch_follows_thinc
 
+    check_removed_sizes("spacy-lisa.PredicateAwareLISA.v1", detach_frame_heads)
     check_torch_follows_thinc("spacy-lisa.PredicateAwareLISA.v1")
     return lisa_model(
         "lisa_predicate_aware",

@@ -13,8 +13,6 @@ which spaCy imports without torch.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -28,31 +26,15 @@ class BilinearRoleScorer(nn.Module):
 
     The bilinear map has bias columns on both sides, so besides the bilinear term it
     learns a per-label score for the role token alone (how likely a token is an ARG0
-    whatever the predicate) and for the predicate alone, plus a label bias.
+    whatever the predicate) and for the predicate alone, plus a label bias."""
 
-    ``max_distance`` > 0 adds a learned per-label score of the token's signed distance
-    to the predicate, clipped to [-max_distance, max_distance] (an ARG0 mostly precedes
-    its verb, an ARG1 follows it): the encoder's absolute positions carry this only
-    indirectly. 0 leaves it out (the paper's scorer, and pipelines saved before it)."""
-
-    def __init__(
-        self,
-        width: int,
-        n_labels: int,
-        hidden: int = 200,
-        dropout: float = 0.0,
-        max_distance: int = 0,
-    ):
+    def __init__(self, width: int, n_labels: int, hidden: int = 200, dropout: float = 0.0):
         super().__init__()
         self.n_labels = n_labels
-        self.max_distance = max_distance
         self.pred_mlp = nn.Linear(width, hidden)
         self.role_mlp = nn.Linear(width, hidden)
         self.dropout = nn.Dropout(dropout)
         self.bilinear = Biaffine(hidden, hidden, n_labels, bias_x=True, bias_y=True)
-        self.distance: Optional[nn.Embedding] = (
-            nn.Embedding(2 * max_distance + 1, n_labels) if max_distance > 0 else None
-        )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -60,8 +42,6 @@ class BilinearRoleScorer(nn.Module):
             nn.init.kaiming_uniform_(linear.weight, a=LEAKY_SLOPE, nonlinearity="leaky_relu")
             nn.init.zeros_(linear.bias)
         self.bilinear.reset_parameters()
-        if self.distance is not None:
-            nn.init.zeros_(self.distance.weight)  # starts as the plain scorer
 
     def forward(
         self, states: Tensor, mask: Tensor, frame_window: Tensor, frame_pos: Tensor
@@ -82,10 +62,4 @@ class BilinearRoleScorer(nn.Module):
         # U's labels as it is laid out; einsum("fi,lij->flj") copied U into another
         # layout on every call (~25x slower on CPU)
         pred_u = torch.matmul(pred, self.bilinear.weight)  # [L, F, h+1]
-        scores = torch.bmm(role[frame_window], pred_u.permute(1, 2, 0))  # [F, T, L]
-        if self.distance is not None:
-            T = states.shape[1]
-            offset = torch.arange(T, device=states.device)[None, :] - frame_pos[:, None]
-            k = self.max_distance
-            scores = scores + self.distance(offset.clamp(-k, k) + k)  # [F, T, L]
-        return scores
+        return torch.bmm(role[frame_window], pred_u.permute(1, 2, 0))  # [F, T, L]

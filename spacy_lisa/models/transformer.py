@@ -17,8 +17,7 @@ after the whole wordpiece tensor crossed over. Here:
   ``cache_tokens`` the frozen part's output (the boundary state of each wordpiece) of
   seen windows is kept in training, so that a step costs the top blocks' share of the
   encoder once a window has been seen (see :func:`_run` for what is a hit);
-- ``learn_rate_scale`` scales the optimizer's learning rate for the transformer weights,
-  and ``layer_decay`` that rate again per layer below the top (layer-wise decay).
+- ``learn_rate_scale`` scales the optimizer's learning rate for the transformer weights.
 
 Any Hugging Face encoder with a fast tokenizer: WordPiece (BERT, ELECTRA, DistilBERT),
 byte-level BPE (RoBERTa, ModernBERT: loaded with a prefix space before every word, so a
@@ -65,7 +64,6 @@ from .wordpieces import (
 if TYPE_CHECKING:
     pass
 
-POOLINGS = ("mean", "first")
 # "auto": token types where the transformer has two, else the indicator (resolved at
 # initialize from the HF config and saved with the shim)
 PREDICATE_MARKS = ("auto", "token_type", "indicator")
@@ -99,7 +97,7 @@ def build_transformer_tok2vec(
 
     name: a local directory, ``"python_package:subdir"`` or a hub name such as
     ``"roberta-base"`` (resolved at initialize, so a saved pipeline loads where it does
-    not exist). pooling: "mean" or "first" wordpiece.
+    not exist). Each word's vector is the mean of its wordpieces' vectors.
     frozen: no gradients into the transformer (the same as trainable_layers = 0).
     trainable_layers: the top blocks that fine-tune (null: all); the embeddings and the
     blocks below get no gradient and no dropout; a number at or above the depth trains
@@ -112,9 +110,7 @@ def build_transformer_tok2vec(
     The least recently used window leaves past the cap and is recomputed when seen
     again. Training only: prediction is always a fresh pass.
     learn_rate_scale: lr multiplier for the transformer weights (1.0 for the mix and the
-    predicate indicator). layer_decay: layer-wise learning-rate decay, in (0, 1]:
-    the top layer learns at learn_rate_scale, each layer below at layer_decay times the
-    one above, the embeddings below the bottom layer (1.0: one rate).
+    predicate indicator).
     hidden_dropout / attention_dropout: override the HF config's ``hidden_dropout_prob``
     (DistilBERT: ``dropout``) / ``attention_probs_dropout_prob`` (DistilBERT,
     ModernBERT: ``attention_dropout``; attention dropout is costly on CPU: 0.0 by
@@ -128,14 +124,17 @@ def build_transformer_tok2vec(
     added to its input word embeddings) or "auto" (token_type where the HF config has
     two token types, else indicator), resolved at ``initialize`` and saved with the
     weights.
+    pooling ("mean" only, E054) and layer_decay (1.0 only, E055): removed, kept as
+    keywords so that configs saved with them load.
     """
     from ..device import check_torch_follows_thinc
     from .transformer_torch import TransformerTokenEncoder
 
+    if pooling != "mean":
+        raise ConfigValidationError(title=Errors.E054.format(value=pooling), desc="")
+    if layer_decay != 1.0:
+        raise ConfigValidationError(title=Errors.E055.format(value=layer_decay), desc="")
     check_torch_follows_thinc("spacy-lisa.TransformerTok2Vec.v1")
-
-    if pooling not in POOLINGS:
-        raise ValueError(Errors.E161.format(value=pooling, choices=", ".join(POOLINGS)))
     if trainable_layers is not None and trainable_layers < 0:
         need = ">= 0, or null for all"
         raise ValueError(
@@ -156,23 +155,13 @@ def build_transformer_tok2vec(
     ):
         if value < minimum:
             raise ValueError(Errors.E163.format(option=option, value=value, need=f">= {minimum}"))
-    if not 0.0 < layer_decay <= 1.0:
-        raise ValueError(
-            Errors.E163.format(option="layer_decay", value=layer_decay, need="in (0, 1]")
-        )
     encoder = TransformerTokenEncoder(
-        pooling=pooling,
         layer_mix=layer_mix,
         frozen=frozen,
         trainable_layers=trainable_layers,
         autocast=autocast,
     )
-    shim = TransformerShim(
-        encoder,
-        learn_rate_scale=learn_rate_scale,
-        layer_decay=layer_decay,
-        cache_tokens=cache_tokens,
-    )
+    shim = TransformerShim(encoder, learn_rate_scale=learn_rate_scale, cache_tokens=cache_tokens)
     return Model(
         "transformer_tok2vec",
         forward,
@@ -181,7 +170,6 @@ def build_transformer_tok2vec(
         dims={"nO": None},
         attrs={
             "name": name,
-            "pooling": pooling,
             "frozen": frozen,
             "hidden_dropout": hidden_dropout,
             "attention_dropout": attention_dropout,
@@ -252,7 +240,6 @@ def _encode(model: Model, windows: List[Window]) -> List[Any]:
         windows,
         special=shim.special_ids,
         pad_id=pad_id if pad_id is not None else 0,
-        first_only=model.attrs["pooling"] == "first",
         budget=model.attrs["max_batch_wordpieces"],
         device=shim.device,
     )

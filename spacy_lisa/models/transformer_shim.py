@@ -1,7 +1,7 @@
 """The shim of ``spacy-lisa.TransformerTok2Vec.v1`` (:mod:`.transformer`): the torch
 encoder with its tokenizer, saved and loaded without the original model directory; the
-learning rate of each transformer weight (``learn_rate_scale``, ``layer_decay``); the
-wordpieces of the windows it has seen and the cache of a frozen transformer's outputs.
+learning rate of the transformer weights (``learn_rate_scale``); the wordpieces of the
+windows it has seen and the cache of a frozen transformer's outputs.
 
 spaCy imports the tok2vec through an entry point: torch and transformers are imported
 inside functions only."""
@@ -9,7 +9,6 @@ inside functions only."""
 from __future__ import annotations
 
 import io
-import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple, cast
@@ -27,30 +26,10 @@ if TYPE_CHECKING:
     from .transformer_torch import TransformerTokenEncoder
 
 
-# a transformer block's parameters: "transformer.encoder.layer.3." (BERT, RoBERTa, XLM-R,
-# ELECTRA, DeBERTa), "transformer.transformer.layer.3." (DistilBERT), "transformer.layers.3."
-# (ModernBERT)
-_LAYER_INDEX = re.compile(r"^transformer\..*?\blayers?\.(\d+)\.")
-
 # the wordpieces of windows already tokenised, by their words: EWT's training sentences
 # (about 205,000 words) fit many times over, so that every epoch after the first calls
 # the tokenizer for no sentence; a few tens of MB at most
 PIECE_CACHE_TOKENS = 1_000_000
-
-
-def layer_lr_scale(name: str, n_layers: int, scale: float, decay: float) -> float:
-    """The learning-rate multiplier of the encoder's parameter ``name``: ``scale`` for
-    the transformer's top layer and what sits above its blocks, ``scale`` x ``decay``^k
-    for the block k below the top, ``decay``^n_layers for the embeddings; 1.0 for what is
-    not the transformer's (the layer mix, the predicate indicator)."""
-    if not name.startswith("transformer."):
-        return 1.0
-    if name.startswith("transformer.embeddings."):
-        return scale * decay**n_layers
-    match = _LAYER_INDEX.match(name)
-    if match is None:  # the pooler, a final norm, DeBERTa's relative embeddings
-        return scale
-    return scale * decay ** (n_layers - 1 - int(match.group(1)))
 
 
 class TransformerShim(AveragedPyTorchShim):
@@ -67,7 +46,6 @@ class TransformerShim(AveragedPyTorchShim):
         model: Any,
         *,
         learn_rate_scale: float = 1.0,
-        layer_decay: float = 1.0,
         cache_tokens: int = 0,
     ):
         super().__init__(model)
@@ -75,8 +53,6 @@ class TransformerShim(AveragedPyTorchShim):
         # the special token ids the tokenizer puts before and after a window's pieces
         self.special_ids: Tuple[List[int], List[int]] = ([], [])
         self.learn_rate_scale = learn_rate_scale
-        self.layer_decay = layer_decay
-        self._lr_scales: Dict[str, float] = {}  # per parameter, made at the first update
         self.cache: WindowCache[numpy.ndarray] = WindowCache(cache_tokens)
         self.pieces: WindowCache[Pieces] = WindowCache(PIECE_CACHE_TOKENS)
 
@@ -105,17 +81,11 @@ class TransformerShim(AveragedPyTorchShim):
         # at zero) and, scaled down, would hardly move in a fine-tuning budget; a
         # LayerNorm follows the embedding sum in every supported encoder, so a grown
         # indicator cannot blow up the transformer's input
-        if not self._lr_scales:
-            n_layers = int(self.encoder.transformer.config.num_hidden_layers)
-            self._lr_scales = {
-                name: layer_lr_scale(name, n_layers, self.learn_rate_scale, self.layer_decay)
-                for name, _ in self._model.named_parameters()
-            }
         for name, param in self._model.named_parameters():
             if param.grad is None:
                 continue
             if not self._grad_scaler.found_inf:
-                scale = self._lr_scales[name]
+                scale = self.learn_rate_scale if name.startswith("transformer.") else 1.0
                 weights, _ = optimizer(
                     (self.id, name),
                     cast(FloatsXd, torch2xp(param.data)),
@@ -165,4 +135,4 @@ class TransformerShim(AveragedPyTorchShim):
         return self
 
 
-__all__ = ["TransformerShim", "layer_lr_scale"]
+__all__ = ["TransformerShim"]

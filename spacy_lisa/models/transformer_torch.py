@@ -44,7 +44,7 @@ from ..errors import Errors
 class SubBatch:
     """One padded transformer call: ``input_ids``/``attention_mask`` [B, L];
     ``token_index`` [B*L]: the global token row each wordpiece pools into, -1 for
-    special tokens, padding and (with first-piece pooling) non-first pieces."""
+    special tokens and padding."""
 
     input_ids: Tensor
     attention_mask: Tensor
@@ -128,14 +128,12 @@ class TransformerTokenEncoder(nn.Module):
     def __init__(
         self,
         *,
-        pooling: str = "mean",
         layer_mix: bool = False,
         frozen: bool = False,
         trainable_layers: Optional[int] = None,
         autocast: bool = False,
     ) -> None:
         super().__init__()
-        self.pooling = pooling
         self.layer_mix = layer_mix
         self.frozen = frozen
         # the top blocks that train (None: all); resolved against the depth at build
@@ -332,7 +330,7 @@ class TransformerTokenEncoder(nn.Module):
 
     def extra_repr(self) -> str:
         return (
-            f"pooling={self.pooling!r}, layer_mix={self.layer_mix}, frozen={self.frozen}, "
+            f"layer_mix={self.layer_mix}, frozen={self.frozen}, "
             f"predicate_mark={self.predicate_mark!r}"
         )
 

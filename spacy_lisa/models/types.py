@@ -53,7 +53,7 @@ class LisaSizes:
     / parse_head_width: sizes of Q_parse (dependent) and K_parse (parent). role_width:
     predicate/role (and POS/predicate) representation size of the default bilinear role
     scorer. positions: "absolute" (sinusoids added to the input) or "relative" (FLAT
-    relative attention in every layer). detach_frame_heads and sense_head: below."""
+    relative attention in every layer). sense_head: below."""
 
     width: int = 192
     depth: int = 4
@@ -67,9 +67,6 @@ class LisaSizes:
     parse_head_width: int = 64
     role_width: int = 128
     positions: str = "absolute"
-    # the per-predicate classifiers (roleset, lemma, UPOS) read the encoder's states
-    # detached: their losses train them alone, not the encoder the roles share
-    detach_frame_heads: bool = False
     # where the roleset classifier sits: "shared", on the lemma/UPOS classifiers' MLP;
     # "separate", its own MLP on detached states, drawing nothing from the model's random
     # stream (the roles are then those of the same model without a sense head);
@@ -117,19 +114,14 @@ class LisaSizes:
 PARSE_SOURCES: Tuple[str, ...] = ("auto", "model", "doc")
 PARSE_USED: Tuple[str, ...] = ("model", "doc", "gold")
 OWN_PARSE_MODES: Tuple[str, ...] = ("argmax", "soft")
-TEACHER_FORCING_MODES: Dict[str, str] = {
-    "gold": "given",
-    "predicted": "argmax",
-    "scheduled": "scheduled",
-}
+TEACHER_FORCING_MODES: Dict[str, str] = {"gold": "given", "predicted": "argmax"}
 
 # How the syntactically-informed head builds the values that later layers aggregate:
 # "given": one-hot rows on LisaBatch.heads (the gold parse in training = teacher forcing,
 #          an injected parse at test time); "soft": its own attention A_parse;
-# "argmax": one-hot on its own per-token argmax; "scheduled": per window, "given" with
-#          probability LisaBatch.gold_parse_prob, else "argmax" (scheduled sampling).
-ParseMode = Literal["given", "soft", "argmax", "scheduled"]
-PARSE_MODES: Tuple[str, ...] = ("given", "soft", "argmax", "scheduled")
+# "argmax": one-hot on its own per-token argmax.
+ParseMode = Literal["given", "soft", "argmax"]
+PARSE_MODES: Tuple[str, ...] = ("given", "soft", "argmax")
 
 
 @dataclass
@@ -140,15 +132,14 @@ class LisaBatch:
     # per doc: the windows [start, end) covering the doc in order (each <= max_length)
     windows: List[List[Tuple[int, int]]]
     # per doc: absolute head index of every token (root: its own index); required for
-    # parse_mode "given" and "scheduled", ignored otherwise. -1 = unknown (masked: such a
-    # token's row is one-hot on itself).
+    # parse_mode "given", ignored otherwise. -1 = unknown (masked: such a token's row is
+    # one-hot on itself).
     heads: Optional[List[Ints1d]] = None
     # per doc: sorted predicate token indices. None: the model predicts the predicates
     # from its joint POS/predicate classifier (tokens whose argmax label is a
     # ``TAG:PREDICATE`` label).
     predicates: Optional[List[Ints1d]] = None
     parse_mode: str = "soft"
-    gold_parse_prob: float = 1.0
     # False: leave the dependency-label scores out (``dep_scores`` all zero), e.g. at
     # prediction on docs whose own parse labels are written (a quarter of the encoder's
     # cost on CPU); with parse_mode "given" at prediction, the parent scores too

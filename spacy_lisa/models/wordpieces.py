@@ -323,13 +323,12 @@ def sub_batches(
     *,
     special: Tuple[List[int], List[int]],
     pad_id: int,
-    first_only: bool,
     budget: int,
     device: Any,
 ) -> List[Any]:
-    """Add the special tokens ``special``, map wordpieces to global token rows (with
-    ``first_only``, only a word's first piece) and group the windows into length-sorted
-    sub-batches of at most ``budget`` padded pieces, as tensors on ``device``."""
+    """Add the special tokens ``special``, map wordpieces to global token rows and
+    group the windows into length-sorted sub-batches of at most ``budget`` padded
+    pieces, as tensors on ``device``."""
     import torch
 
     from .transformer_torch import SubBatch
@@ -341,16 +340,8 @@ def sub_batches(
     marked = any(win.mark is not None for win in windows)
     rows: List[Tuple[List[int], List[int], List[int]]] = []
     for win in windows:
-        index: List[int] = []
-        prev = None
-        for w in win.word_ids:
-            if w is None or (first_only and w == prev):
-                index.append(-1)
-            else:
-                index.append(win.start + w)
-            prev = w
-        # mark 1 on every wordpiece of the marked word (all pieces, also with
-        # first-piece pooling: the mark is the transformer's input, not its pooling)
+        index = [-1 if w is None else win.start + w for w in win.word_ids]
+        # mark 1 on every wordpiece of the marked word
         marks = [int(w is not None and w == win.mark) for w in win.word_ids]
         rows.append(
             (

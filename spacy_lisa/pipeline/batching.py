@@ -114,12 +114,7 @@ def train_batch(examples: Sequence[Example], options: SRLOptions, windower: Wind
     if not any_gold_parse:
         mode = "argmax"
     return LisaBatch(
-        docs=docs,
-        windows=windows,
-        heads=heads,
-        predicates=predicates,
-        parse_mode=mode,
-        gold_parse_prob=options.gold_parse_prob,
+        docs=docs, windows=windows, heads=heads, predicates=predicates, parse_mode=mode
     )
 
 

@@ -33,9 +33,9 @@ def paths_to_spans(
     paths: np.ndarray, info: BioLabels
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Labelled spans of padded label id paths (``[F, T]``, ``-1`` = padding), read as
-    :func:`spacy_lisa.bio.bio_to_spans` reads tags (lenient: an ``I-X`` that continues no
-    ``X`` span opens one). Returns ``(frame, start, end, type_id)`` arrays, ordered by
-    frame then start; ``end`` is exclusive, ``type_id`` indexes ``info.types``."""
+    conlleval reads tags (lenient: an ``I-X`` that continues no ``X`` span opens one).
+    Returns ``(frame, start, end, type_id)`` arrays, ordered by frame then start;
+    ``end`` is exclusive, ``type_id`` indexes ``info.types``."""
     paths = np.asarray(paths, dtype=np.int64)
     if paths.ndim != 2:
         raise ValueError(

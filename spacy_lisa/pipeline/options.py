@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Dict, Optional, Tuple
 
+from thinc.api import ConfigValidationError
+
 from ..errors import Errors
 from ..models.types import OWN_PARSE_MODES, PARSE_SOURCES, TEACHER_FORCING_MODES, LossWeights
 
@@ -47,8 +49,7 @@ class SRLOptions:
     - ``max_length``: the longest window (tokens) the encoder sees; longer sentences are
       split into windows (warning W001, once).
     - ``teacher_forcing``: the parse the layers above the syntactic head see in
-      training: ``"gold"`` (the paper's), ``"predicted"`` (the model's own argmax) or
-      ``"scheduled"`` (gold with probability ``gold_parse_prob`` per sentence).
+      training: ``"gold"`` (the paper's) or ``"predicted"`` (the model's own argmax).
     - ``loss_weights``: the weights of the loss terms (:class:`~..models.types.LossWeights`).
     - ``store_attention``: keep the Label Attention Layer's per-head attention on
       ``doc._.srl_label_attention`` (a model with a LAL top layer only).
@@ -70,7 +71,6 @@ class SRLOptions:
     write_pos: bool = False
     max_length: int = 128
     teacher_forcing: str = "gold"
-    gold_parse_prob: float = 0.5
     loss_weights: LossWeights = field(default_factory=LossWeights)
     store_attention: bool = False
     spans_key: str = "srl"
@@ -78,6 +78,8 @@ class SRLOptions:
     sense_loss: str = "candidates"
 
     def __post_init__(self) -> None:
+        if self.teacher_forcing == "scheduled":  # removed: a config error spacy train prints
+            raise ConfigValidationError(title=Errors.E050.format(value="scheduled"), desc="")
         for name, choices in (
             ("parse_source", PARSE_SOURCES),
             ("model_parse", OWN_PARSE_MODES),
@@ -90,10 +92,6 @@ class SRLOptions:
         length = self.max_length
         self._check("max_length", _is_int(length) and length >= 1, "an integer >= 1")
         self._check("transition_weight", _is_number(self.transition_weight), "a number")
-        prob = self.gold_parse_prob
-        self._check(
-            "gold_parse_prob", _is_number(prob) and 0.0 <= prob <= 1.0, "a number in [0, 1]"
-        )
         weights = self.loss_weights
         if not isinstance(weights, LossWeights):
             object.__setattr__(self, "loss_weights", _loss_weights(weights))
@@ -102,7 +100,6 @@ class SRLOptions:
         for name in ("overwrite_parse", "unique_core_roles", "write_pos", "store_attention"):
             object.__setattr__(self, name, bool(getattr(self, name)))
         object.__setattr__(self, "transition_weight", float(self.transition_weight))
-        object.__setattr__(self, "gold_parse_prob", float(prob))
 
     def _check(self, option: str, ok: bool, constraint: str, *, choices: bool = False) -> None:
         if not ok:

@@ -126,9 +126,12 @@ def make_lisa_srl(
     model: Model[LisaBatch, LisaOutput],
     *,
     scorer: Optional[Callable],
+    gold_parse_prob: Optional[float] = None,
     **options: Any,
 ) -> LisaSRL:
-    """Create a ``lisa_srl`` component: ``options`` are :class:`SRLOptions`' fields."""
+    """Create a ``lisa_srl`` component: ``options`` are :class:`SRLOptions`' fields.
+    ``gold_parse_prob``, the probability of removed scheduled teacher forcing (E050),
+    is read and ignored, so that configs saved with it load."""
     return LisaSRL(nlp.vocab, model, name, scorer=scorer, **options)
 
 
@@ -208,10 +211,6 @@ class LisaSRL(TrainablePipe):
     @property
     def role_labels(self) -> Tuple[str, ...]:
         return tuple(self.cfg["labels"]["roles"])
-
-    @property
-    def tag_labels(self) -> Tuple[str, ...]:
-        return tuple(self.cfg["labels"]["tags"])
 
     @property
     def dep_labels(self) -> Tuple[str, ...]:

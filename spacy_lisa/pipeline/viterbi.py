@@ -1,10 +1,10 @@
 """Constrained BIO decoding of role scores (plain numpy, no spaCy).
 
-- :func:`viterbi_decode`: best BIO role sequence of one frame under hard BIO constraints,
-  optionally with transition/start log-probabilities estimated from the training data
-  (:func:`estimate_transitions`), as in LISA §7 (Table 7: +0.2 to +0.6 F1 over greedy).
-- :func:`viterbi_paths`: the same for every frame of a batch at once (``[F, T]`` ids).
-- :func:`greedy_decode`, :func:`greedy_paths`: per-token argmax (the baseline).
+- :func:`viterbi_paths`: the best BIO role sequence of every frame of a batch at once
+  (``[F, T]`` ids) under hard BIO constraints, optionally with transition/start
+  log-probabilities estimated from the training data (:func:`estimate_transitions`), as
+  in LISA §7 (Table 7: +0.2 to +0.6 F1 over greedy).
+- :func:`greedy_paths`: per-token argmax (the baseline).
 - :class:`BioLabels` (:func:`bio_labels`): array views of a label set (prefix, span type)
   that the decoders and :mod:`spacy_lisa.pipeline.decoding` read instead of strings.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -105,29 +105,6 @@ def _floored(values: np.ndarray, what: str) -> np.ndarray:
     return np.maximum(values, FLOOR)
 
 
-def viterbi_decode(
-    log_probs: np.ndarray,
-    labels: Sequence[str],
-    transitions: Optional[np.ndarray] = None,
-    start: Optional[np.ndarray] = None,
-) -> List[int]:
-    """Best label index sequence for ``log_probs`` (``[T, L]``) that is valid BIO (no
-    ``I-X`` unless after ``B-X``/``I-X``, no ``I-`` first). ``transitions`` (``[L, L]``,
-    row = previous) and ``start`` (``[L]``) are added log-scores, e.g. from
-    :func:`estimate_transitions`. O(T·L²), vectorised over labels."""
-    scores = np.asarray(log_probs, dtype=np.float64)
-    if scores.ndim != 2:
-        raise ValueError(
-            Errors.E251.format(
-                what="log_probs",
-                message=f"expected shape [tokens, {len(labels)}], got {scores.shape}",
-            )
-        )
-    # one frame of the batch decoder, which checks the label axis and the values
-    path = viterbi_paths(scores[None], [scores.shape[0]], labels, transitions, start)[0]
-    return path.tolist()
-
-
 @dataclass(frozen=True)
 class BioLabels:
     """Array views of a BIO label set, computed once per label tuple (:func:`bio_labels`).
@@ -155,7 +132,7 @@ def bio_labels(labels: Tuple[str, ...]) -> BioLabels:
     prefix = np.zeros(len(labels) + 1, dtype=np.int8)
     type_id = np.full(len(labels) + 1, -1, dtype=np.int64)
     for i, label in enumerate(labels):
-        # as bio.bio_to_spans reads tags: "B-X" / "I-X" open or continue an X span
+        # as conlleval reads tags: "B-X" / "I-X" open or continue an X span
         head, _, name = label.partition("-")
         if head in ("B", "I"):
             prefix[i] = 1 if head == "B" else 2
@@ -250,8 +227,6 @@ def viterbi_paths(
     labels: Sequence[str],
     transitions: Optional[np.ndarray] = None,
     start: Optional[np.ndarray] = None,
-    *,
-    prune: bool = True,
 ) -> np.ndarray:
     """Best valid BIO paths of many frames: ``log_probs`` ``[F, T, L]`` padded to the
     longest frame, ``lengths`` the real length of each. Returns ``[F, T]`` label ids,
@@ -261,8 +236,7 @@ def viterbi_paths(
     constraints are used structurally: a label that is not ``I-`` may follow any label,
     an ``I-X`` only ``B-X``/``I-X`` (a max over 2 candidates), which gives exactly the
     result of a dense max over all previous labels, ties included (lowest previous label
-    id wins). With ``prune``, a step's max skips the previous labels that cannot win
-    (exact too; ``prune=False`` is the dense max, for tests and comparisons).
+    id wins). A step's max skips the previous labels that cannot win (exact too).
     """
     info = bio_labels(tuple(labels))
     n_labels = len(info.labels)
@@ -285,7 +259,6 @@ def viterbi_paths(
         np.asarray(info.free, dtype=np.int64),
         np.asarray(info.inside, dtype=np.int64),
         np.asarray(info.inside_prev, dtype=np.int64),
-        prune,
         paths,
     )
     return paths
@@ -303,7 +276,7 @@ def _check_real(scores: np.ndarray, sizes: np.ndarray) -> None:
 
 def greedy_paths(log_probs: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
     """Per-token argmax of ``log_probs`` ``[F, T, L]``, ``-1`` past each length (may be
-    invalid BIO, like :func:`greedy_decode`)."""
+    invalid BIO)."""
     scores = np.asarray(to_host(log_probs))
     if scores.ndim != 3:
         raise ValueError(
@@ -316,13 +289,3 @@ def greedy_paths(log_probs: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
     paths = scores.argmax(axis=2).astype(np.int64)
     paths[np.arange(n_tokens)[None, :] >= sizes[:, None]] = -1
     return paths
-
-
-def greedy_decode(log_probs: np.ndarray) -> List[int]:
-    """Per-token argmax of ``log_probs`` (``[T, L]``); may be invalid BIO."""
-    scores = np.asarray(log_probs)
-    if scores.ndim != 2:
-        raise ValueError(
-            Errors.E251.format(what="log_probs", message=f"expected 2 dims, got {scores.shape}")
-        )
-    return [int(i) for i in scores.argmax(axis=1)] if scores.shape[0] else []

@@ -60,7 +60,6 @@ def viterbi_frames(  # pragma: no cover (compiled: numba runs it, coverage canno
     free: np.ndarray,
     inside: np.ndarray,
     inside_prev: np.ndarray,
-    prune: bool,
     paths: np.ndarray,
 ) -> None:
     """Best valid path of every frame, written into ``paths`` ``[F, T]`` (left as it is
@@ -70,8 +69,8 @@ def viterbi_frames(  # pragma: no cover (compiled: numba runs it, coverage canno
     ``[F]``, ``first`` ``[L]`` start scores, ``trans`` ``[L, L]`` transition scores (row =
     previous; hard BIO masks included), ``free`` the labels that may follow any label,
     ``inside`` the ``I-`` labels and ``inside_prev`` ``[n_inside, k]`` the labels each may
-    follow. With ``prune``, a next label's max skips the previous labels that cannot win
-    any next label at this step: p is skipped when ``delta[p]`` plus p's best transition
+    follow. A next label's max skips the previous labels that cannot win any next label
+    at this step (pruning): p is skipped when ``delta[p]`` plus p's best transition
     is below the lowest score that the best label so far reaches in any next label
     (exact: a trained model's peaked scores leave 1 to 10 of ~100 labels)."""
     n_frames, n_tokens, n_labels = scores.shape
@@ -98,19 +97,17 @@ def viterbi_frames(  # pragma: no cover (compiled: numba runs it, coverage canno
         for j in range(n_labels):
             delta[j] = first[j] + max(np.float64(scores[f, 0, j]), FLOOR)
         for t in range(1, size):
-            n_candidates = n_labels
-            if prune:
-                top = _first_max(delta)
-                floor = np.inf
-                for jj in range(n_free):
-                    value = delta[top] + trans[top, free[jj]]
-                    if value < floor:
-                        floor = value
-                n_candidates = 0
-                for p in range(n_labels):  # ascending ids: ties go to the lowest
-                    if delta[p] + rowmax[p] >= floor:
-                        candidates[n_candidates] = p
-                        n_candidates += 1
+            top = _first_max(delta)
+            floor = np.inf
+            for jj in range(n_free):
+                value = delta[top] + trans[top, free[jj]]
+                if value < floor:
+                    floor = value
+            n_candidates = 0
+            for p in range(n_labels):  # ascending ids: ties go to the lowest
+                if delta[p] + rowmax[p] >= floor:
+                    candidates[n_candidates] = p
+                    n_candidates += 1
             for jj in range(n_free):
                 j = free[jj]
                 step[j], back[t, j] = _best_previous(delta, trans, j, candidates, n_candidates)

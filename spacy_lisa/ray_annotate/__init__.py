@@ -13,14 +13,17 @@ retries are Ray's:
    kept; shards whose input changed are redone; shards made from other inputs or with
    another model stop the run unless ``overwrite``.
 3. A first Ray pass validates the remaining shards in parallel, with the same line
-   parser as ``spacy-lisa predict``: an invalid line stops the run with its file and
-   line before anything is written, unless ``skip_invalid`` counts it instead.
+   reader and parser as ``spacy-lisa predict``: an invalid line stops the run with its
+   file and line before anything is written, unless ``skip_invalid`` counts it instead.
 4. ``Dataset.flat_map`` reads the documents of each shard and ``Dataset.map_batches``
    labels them in a fixed pool of actors (``concurrency=workers``), each holding one
    loaded pipeline, restarted by Ray when its process dies, a bounded number of times
    (``max_restarts``, ``max_task_retries``). The records are those of ``predict``'s
    JSON lines, made by :func:`spacy_lisa.formats.doc_to_jsonl_records` with the input
-   ``line`` and ``id``.
+   ``line`` and ``id`` (each frame's BIO tags only with ``tags``). A document longer
+   than the pipeline's ``nlp.max_length``, which only the actors know, is not labelled:
+   it stops the run there, naming its line (the shards finished so far are kept),
+   unless ``skip_invalid`` counts it as ``too_long``.
 5. The driver receives one row per document in input order and writes each shard to a
    temporary name, checks it got exactly the shard's documents (the same input lines,
    in the same order), renames it into place and only then writes the marker. A shard
@@ -67,6 +70,7 @@ def annotate_ray(
     worker_gpus: float = 0.0,
     batch_size: Optional[int] = None,
     skip_invalid: bool = False,
+    tags: bool = False,
     shard_lines: int = SHARD_LINES,
     max_restarts: int = 3,
     max_task_retries: int = 3,
@@ -76,17 +80,21 @@ def annotate_ray(
     """Label ``inputs`` (text, JSONL or Parquet: a file, a directory, a glob or a list
     of them) with the pipeline ``model`` in a pool of ``workers`` Ray actors, and write
     ``predict``'s JSON records per shard to the directory ``output`` (``<shard>.jsonl``
-    or ``<shard>.parquet``, each with a ``<shard>.done`` marker). A re-run into the same
-    directory only does the shards without a marker or whose input changed; a directory
-    made from other inputs or with another model is refused unless ``overwrite``. An
-    actor is restarted at most ``max_restarts`` times, a batch retried at most
-    ``max_task_retries`` times; then the run stops, naming the shard.
+    or ``<shard>.parquet``, each with a ``<shard>.done`` marker), each frame's BIO
+    ``tags`` and ``untagged_roles`` only with ``tags`` (``predict --tags``). A re-run
+    into the same directory only does the shards without a marker or whose input
+    changed; a directory made from other inputs, with another model or other options
+    (``tags`` too) is refused unless ``overwrite``. An actor is restarted at most
+    ``max_restarts`` times, a batch retried at most ``max_task_retries`` times; then the
+    run stops, naming the shard.
 
     Returns the counts: ``docs`` (labelled), ``records`` (one per sentence),
     ``frames``, ``skipped`` (by reason: blank, empty_text, not_utf8, invalid_json,
-    bad_object), ``shards``, ``shards_written``, ``shards_done_before``, ``seconds``
-    and ``docs_per_second`` (this run's documents only); all but the last three cover
-    the shards done by earlier runs too.
+    bad_object, bad_id, too_long), ``shards``, ``shards_written``,
+    ``shards_done_before``, ``seconds`` and ``docs_per_second`` (this run's documents
+    only), ``problems`` (the first invalid lines this run skipped, each an
+    :class:`~spacy_lisa.inputs.InputProblem` with its line and message); all
+    but the last four cover the shards done by earlier runs too.
     """
     try:
         import ray
@@ -107,7 +115,9 @@ def annotate_ray(
     with output_lock(out_dir):
         shards = plan_shards(inputs, input_format, shard_lines)
         model_id = {"name": _model_path(model), "fingerprint": pipeline_fingerprint(model)}
-        done = prepare_output(out_dir, shards, output_format, shard_lines, model_id, overwrite)
+        done = prepare_output(
+            out_dir, shards, output_format, shard_lines, model_id, overwrite, tags=tags
+        )
         stats = _counts_done_before(shards, done)
         todo = [s for s in shards if s.index not in done]
         start = time.perf_counter()
@@ -134,6 +144,7 @@ def annotate_ray(
                     worker_gpus=worker_gpus,
                     batch_size=batch_size,
                     skip_invalid=skip_invalid,
+                    tags=tags,
                     retries={"max_restarts": max_restarts, "max_task_retries": max_task_retries},
                     bar=tqdm,
                 )
@@ -151,7 +162,7 @@ def annotate_ray(
         f"{stats['shards_written']} shard(s) written in {seconds:.1f}s, "
         f"{stats['docs_per_second']:.1f} docs/s; {stats['shards_done_before']} done before)"
     )
-    for line in skip_report(stats["skipped"]):
+    for line in skip_report(stats["skipped"], stats["problems"]):
         say(line)
     return stats
 
@@ -167,6 +178,7 @@ def _counts_done_before(shards: List[Shard], done: Dict[int, Dict[str, Any]]) ->
         "shards": len(shards),
         "shards_written": 0,
         "shards_done_before": len(done),
+        "problems": [],
     }
     for marker in done.values():
         for key in ("docs", "records", "frames"):

@@ -1,7 +1,10 @@
 """The inputs of a Ray run: finding the input files (a file, a directory, a glob),
 cutting them into shards, each with a fingerprint of what it holds, and reading and
-validating their lines (Parquet: rows) with the parsers of :mod:`spacy_lisa.inputs`,
-those of ``spacy-lisa predict``. The reading functions run in Ray tasks."""
+validating their lines (Parquet: rows) with the reader and parsers of
+:mod:`spacy_lisa.inputs`, those of ``spacy-lisa predict``: lines are counted as
+``predict`` counts them (a line over ``MAX_LINE_BYTES`` skipped unread, an input that
+starts with a UTF-16/UTF-32 byte order mark in its own lines, as one shard). The reading
+functions run in Ray tasks."""
 
 from __future__ import annotations
 
@@ -10,8 +13,9 @@ import hashlib
 import itertools
 import json
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Union, cast
 
 from ..errors import Errors
 from ..inputs import (
@@ -21,17 +25,24 @@ from ..inputs import (
     InputItem,
     InputProblem,
     InputSource,
+    RawLine,
+    UnreadLine,
     UserError,
     detect_format,
     parse_line,
     parse_row,
-    strip_line,
+    read_lines,
+    unread_problem,
+    wide_encoding,
 )
 
 PathLike = Union[str, Path]
 SHARD_LINES = 10_000
 INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq")
+# bytes read at a time where a file is hashed or its lines counted: a long line is never
+# held whole
+_CHUNK = 1 << 20
 
 
 class RayAnnotateError(UserError):
@@ -87,6 +98,17 @@ class DocLines:
 
 def _content_hash() -> Any:
     return hashlib.blake2b(digest_size=16)
+
+
+def _hash_bytes(f: IO[bytes], start: int, end: Optional[int], content: Any) -> None:
+    """Add the bytes ``[start, end)`` of ``f`` (to its end when ``end`` is None) to the
+    hash ``content``, a chunk at a time."""
+    f.seek(start)
+    while end is None or f.tell() < end:
+        chunk = f.read(_CHUNK if end is None else min(_CHUNK, end - f.tell()))
+        if not chunk:
+            return
+        content.update(chunk)
 
 
 def _parquet_fingerprint(path: str, row_groups: str) -> str:
@@ -156,28 +178,51 @@ def file_format(path: Path, requested: str) -> str:
 
 def _plan_lines(path: Path, fmt: str, rel: str, shard_lines: int) -> List[Shard]:
     """Shards of ``shard_lines`` lines, with the byte offset each starts at and the hash
-    of its bytes."""
-    shards: List[Shard] = []
-    first, offset, n, pos = 1, 0, 0, 0
-    content = _content_hash()
-
-    def add(n_lines: int) -> None:
-        name = f"{rel}-{len(shards):05d}"
-        shards.append(
-            Shard(0, name, str(path), fmt, first, n_lines, offset, "", content.hexdigest())
-        )
-
+    of its bytes. Lines end at ``\\n`` as :func:`spacy_lisa.inputs.read_lines` reads
+    them, a chunk at a time; an input in UTF-16 or UTF-32 is one shard (see
+    :func:`_plan_wide`)."""
     with open(path, "rb") as f:
-        for raw in f:
-            n += 1
+        if wide_encoding(f.read(4)) is not None:
+            return [_plan_wide(f, path, fmt, rel)]
+        f.seek(0)
+        shards: List[Shard] = []
+        first, offset, n, pos = 1, 0, 0, 0
+        content = _content_hash()
+
+        def add(n_lines: int) -> None:
+            name = f"{rel}-{len(shards):05d}"
+            shards.append(
+                Shard(0, name, str(path), fmt, first, n_lines, offset, "", content.hexdigest())
+            )
+
+        partial_line = False  # the last chunk read ends inside a line
+        for raw in iter(partial(f.readline, _CHUNK), b""):
             pos += len(raw)
             content.update(raw)
+            partial_line = not raw.endswith(b"\n")
+            if partial_line:
+                continue
+            n += 1
             if n - first + 1 == shard_lines:
                 add(shard_lines)
                 first, offset, content = n + 1, pos, _content_hash()
+        if partial_line:  # a last line without its newline
+            n += 1
     if n >= first or not shards:
         add(n - first + 1)
     return shards
+
+
+def _plan_wide(f: IO[bytes], path: Path, fmt: str, rel: str) -> Shard:
+    """The one shard of an input that starts with a UTF-16/UTF-32 byte order mark: its
+    lines counted in its own encoding, as ``predict`` counts them (a byte-wise split
+    would cut its characters and add a phantom line); none of them is a document, so its
+    shard holds no record however long it is."""
+    f.seek(0)  # read_lines takes the stream's first bytes from where it stands
+    n_lines = sum(1 for _ in read_lines(f))
+    content = _content_hash()
+    _hash_bytes(f, 0, None, content)
+    return Shard(0, f"{rel}-00000", str(path), fmt, 1, n_lines, 0, "", content.hexdigest())
 
 
 def _plan_parquet(path: Path, rel: str, shard_lines: int) -> List[Shard]:
@@ -232,19 +277,59 @@ def plan_shards(
 
 
 # ------------------------------------------------------------------- reading --------
+class _FileFrom:
+    """A binary file seen from byte ``start`` on, as a stream that begins there: what
+    :func:`spacy_lisa.inputs.read_lines` reads a shard through."""
+
+    def __init__(self, f: IO[bytes], start: int) -> None:
+        self._f, self._start = f, start
+        f.seek(start)
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        if whence == 0:
+            pos += self._start
+        return self._f.seek(pos, whence) - self._start
+
+    def tell(self) -> int:
+        return self._f.tell() - self._start
+
+    def __getattr__(self, name: str) -> Any:  # read, readline: the file's own
+        return getattr(self._f, name)
+
+
+def _shard_lines(f: IO[bytes], offset: int) -> Iterator[RawLine]:
+    """The lines of ``f`` from byte ``offset`` on, read as ``predict`` reads a file. A
+    shard past the first starts right after a newline: it is read from that newline on,
+    so that the reader sees an empty first line, dropped here, and treats none of the
+    shard's lines as the input's first (no byte order mark removed, no encoding told by
+    its first bytes)."""
+    if offset == 0:
+        f.seek(0)  # read_lines takes the stream's first bytes from where it stands
+        return read_lines(f)
+    lines = read_lines(cast(IO[bytes], _FileFrom(f, offset - 1)))
+    next(lines, None)  # the newline that ends the line before the shard
+    return lines
+
+
 def iter_shard(shard: Dict[str, Any], content: Optional[Any] = None) -> Iterator[InputItem]:
-    """Every line (row) of a shard, parsed as ``predict`` parses it; the bytes read go
-    into the hash ``content`` when one is given."""
+    """Every line (row) of a shard, parsed as ``predict`` parses it; the bytes of the
+    lines read go into the hash ``content`` when one is given."""
     fmt, path, first = shard["format"], shard["path"], int(shard["first_line"])
     if fmt == "parquet":
         yield from _iter_parquet(shard)
         return
+    offset = int(shard["offset"])
     with open(path, "rb") as f:
-        f.seek(int(shard["offset"]))
-        for line, raw in enumerate(itertools.islice(f, int(shard["n_lines"])), start=first):
-            if content is not None:
-                content.update(raw)
-            yield parse_line(strip_line(raw, line), line, InputFormat(fmt), path)
+        wide = offset == 0 and wide_encoding(f.read(4)) is not None
+        lines = itertools.islice(_shard_lines(f, offset), int(shard["n_lines"]))
+        for line, raw in enumerate(lines, start=first):
+            if isinstance(raw, UnreadLine):
+                yield unread_problem(raw, line, path)
+            else:
+                yield parse_line(raw, line, InputFormat(fmt), path)
+        if content is not None:
+            # the bytes of the lines read (a UTF-16/UTF-32 input: all of it), as planned
+            _hash_bytes(f, offset, None if wide else f.tell(), content)
 
 
 def _iter_parquet(shard: Dict[str, Any]) -> Iterator[InputItem]:
@@ -264,10 +349,10 @@ def _iter_parquet(shard: Dict[str, Any]) -> Iterator[InputItem]:
 
 def scan_shard(shard: Dict[str, Any]) -> Dict[str, Any]:
     """The validation pass over one shard: its documents' lines (count and hash), skips
-    by reason, the first few problems (as JSON: Ray rows hold flat columns) and the
-    fingerprint of what was read, to compare with the plan's."""
+    by reason, the first few problems (line, message and reason, as JSON: Ray rows hold
+    flat columns) and the fingerprint of what was read, to compare with the plan's."""
     skipped = dict.fromkeys(SKIP_REASONS, 0)
-    problems: List[str] = []
+    problems: List[Dict[str, Any]] = []
     lines = DocLines()
     content = _content_hash()
     for item in iter_shard(shard, content):
@@ -276,7 +361,7 @@ def scan_shard(shard: Dict[str, Any]) -> Dict[str, Any]:
             continue
         skipped[item.reason] += 1
         if isinstance(item, InputProblem) and len(problems) < 5:
-            problems.append(item.message)
+            problems.append(asdict(item))
     if shard["format"] == "parquet":
         fingerprint = _parquet_fingerprint(shard["path"], shard["row_groups"])
     else:

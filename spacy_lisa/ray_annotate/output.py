@@ -2,7 +2,8 @@
 into place, then marked done by ``<shard>.done``, a marker that records what the shard
 was made from (its input, cut and fingerprint, the model). Re-runs keep the shards whose
 marker matches, redo those whose input changed, and refuse a directory made from other
-inputs or another model unless told to overwrite it. One run at a time: a lock file."""
+inputs, another model or other options (the output format, the shard size, per-frame
+tags) unless told to overwrite it. One run at a time: a lock file."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, NoReturn, Optional, Set, Tuple
 
 from ..errors import Errors
+from ..inputs import SKIP_REASONS
 from .inputs import DocLines, RayAnnotateError, Shard
 
 if TYPE_CHECKING:
@@ -28,9 +30,10 @@ OUTPUT_FORMATS = ("jsonl", "parquet")
 
 
 # -------------------------------------------------------------------- output --------
-def parquet_schema() -> pa.Schema:
+def parquet_schema(tags: bool = False) -> pa.Schema:
     """The Arrow schema of Parquet output: ``predict``'s JSON record, with ``id`` as a
-    string (a string id as it is, any other JSON value JSON-encoded)."""
+    string (a string id as it is, any other JSON value JSON-encoded); each frame's
+    ``tags`` and ``untagged_roles`` only with ``tags`` (``predict --tags``)."""
     import pyarrow as pa
 
     i64, s = pa.int64(), pa.string()
@@ -45,17 +48,16 @@ def parquet_schema() -> pa.Schema:
         ("sent_start_char", i64),
         ("sent_end_char", i64),
     ]
-    frame = pa.struct(
-        [
-            ("frame", i64),
-            ("roleset", s),
-            ("lemma", s),
-            ("predicate", pa.struct(offsets)),
-            ("roles", pa.list_(pa.struct([("label", s), *offsets]))),
-            ("tags", pa.list_(s)),
-            ("untagged_roles", pa.list_(i64)),
-        ]
-    )
+    frame_fields = [
+        ("frame", i64),
+        ("roleset", s),
+        ("lemma", s),
+        ("predicate", pa.struct(offsets)),
+        ("roles", pa.list_(pa.struct([("label", s), *offsets]))),
+    ]
+    if tags:
+        frame_fields += [("tags", pa.list_(s)), ("untagged_roles", pa.list_(i64))]
+    frame = pa.struct(frame_fields)
     return pa.schema(
         [
             ("line", i64),
@@ -74,10 +76,19 @@ def parquet_schema() -> pa.Schema:
 
 class ShardWriter:
     """One shard's output: written to a temporary name, checked to hold exactly the
-    documents the validation pass found (the same lines, in the same order), renamed
-    into place, then marked done."""
+    documents the validation pass found (the same lines, in the same order, those the
+    actors skipped included), renamed into place, then marked done. ``tags``: the
+    Parquet schema holds each frame's BIO tags."""
 
-    def __init__(self, out_dir: Path, shard: Shard, output_format: str, expected: Dict[str, Any]):
+    def __init__(
+        self,
+        out_dir: Path,
+        shard: Shard,
+        output_format: str,
+        expected: Dict[str, Any],
+        *,
+        tags: bool = False,
+    ):
         self.shard = shard
         self.format = output_format
         self.final = shard_file(out_dir, shard.name, output_format)
@@ -87,6 +98,8 @@ class ShardWriter:
         self.lines = DocLines()
         self.records = 0
         self.frames = 0
+        # documents of the validation pass the actors did not label (too long), by reason
+        self.skipped = dict.fromkeys(SKIP_REASONS, 0)
         self._pending: List[Dict[str, Any]] = []
         self._file: Any = None
         self._parquet: Any = None
@@ -95,19 +108,29 @@ class ShardWriter:
         else:
             import pyarrow.parquet as pq
 
-            self._schema = parquet_schema()
+            self._schema = parquet_schema(tags)
             self._parquet = pq.ParquetWriter(self.tmp, self._schema)
 
     @property
     def docs(self) -> int:
-        return self.lines.count
+        """The documents labelled."""
+        return self.lines.count - sum(self.skipped.values())
 
-    def write(self, line: int, records: str, frames: int) -> None:
-        """One document: its input line and its records as JSON lines."""
+    def _add_line(self, line: int) -> None:
         if line <= self.lines.last:
             last = self.lines.last
             self._fail(f"the document of line {line} came after that of line {last} (a repeat)")
         self.lines.add(line)
+
+    def skip(self, line: int, reason: str) -> None:
+        """One document the actors did not label (``reason``: ``too_long``): counted,
+        with no record."""
+        self._add_line(line)
+        self.skipped[reason] += 1
+
+    def write(self, line: int, records: str, frames: int) -> None:
+        """One document: its input line and its records as JSON lines."""
+        self._add_line(line)
         self.records += records.count("\n")
         self.frames += frames
         if self._file is not None:
@@ -145,11 +168,11 @@ class ShardWriter:
         except BaseException:
             self.abort()
             raise
-        want = self.expected["docs"]
-        if self.docs != want:
-            self._fail(f"expected {want} document(s), got {self.docs}")
+        want, got = self.expected["docs"], self.lines.count
+        if got != want:
+            self._fail(f"expected {want} document(s), got {got}")
         if self.lines.digest != self.expected["lines_digest"]:
-            self._fail(f"got {self.docs} document(s), but not those of the shard's lines")
+            self._fail(f"got {got} document(s), but not those of the shard's lines")
         os.replace(self.tmp, self.final)
         counts = {"docs": self.docs, "records": self.records, "frames": self.frames}
         write_json(self.marker, {"source": self.shard.source(), **marker, **counts})
@@ -227,7 +250,8 @@ def _check_manifest(out_dir: Path, manifest: Dict[str, Any], overwrite: bool) ->
     options; refuse a directory with markers but no manifest (E324)."""
     path = out_dir / MANIFEST
     if path.exists():
-        old = json.loads(path.read_text(encoding="utf8"))
+        # a manifest without "tags" is that of a run from before --tags, which wrote them
+        old = {"tags": True, **json.loads(path.read_text(encoding="utf8"))}
         if old == manifest:
             return
         if not overwrite:
@@ -259,6 +283,7 @@ def prepare_output(
     shard_lines: int,
     model: Dict[str, str],
     overwrite: bool = False,
+    tags: bool = False,
 ) -> Dict[int, Dict[str, Any]]:
     """Check ``out_dir`` (its lock held) against this run and tidy it: remove temporary
     files, shards without a marker and shards whose input changed (they are redone),
@@ -266,8 +291,10 @@ def prepare_output(
     ``overwrite``, which removes them. Returns the markers of the shards kept, by index.
 
     ``model``: ``name`` (for messages) and ``fingerprint``
-    (:func:`spacy_lisa.loading.pipeline_fingerprint`)."""
-    _check_manifest(out_dir, {"format": output_format, "shard_lines": shard_lines}, overwrite)
+    (:func:`spacy_lisa.loading.pipeline_fingerprint`); ``tags``: whether the records
+    carry each frame's BIO tags (a directory written otherwise is refused the same way)."""
+    manifest = {"format": output_format, "shard_lines": shard_lines, "tags": tags}
+    _check_manifest(out_dir, manifest, overwrite)
     planned = {s.name: s for s in shards}
     inputs = {s.path for s in shards}
     conflicts: List[Tuple[str, str, Dict[str, Any]]] = []

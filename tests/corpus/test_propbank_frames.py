@@ -8,6 +8,7 @@ from typing import List, Optional, Sequence, Tuple
 import pytest
 import srsly
 from corpus_helpers import frames_of
+from oracles import records_to_docs
 from spacy.vocab import Vocab
 from typer.testing import CliRunner
 
@@ -16,7 +17,6 @@ from spacy_lisa.corpus import CorpusFormatError, SentenceRecord
 from spacy_lisa.corpus.docbin import (
     read_docbin,
     records_to_doc,
-    records_to_docs,
     write_docbin,
 )
 from spacy_lisa.corpus.propbank_frames import (

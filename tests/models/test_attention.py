@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from oracles import attention_probs
 
 from spacy_lisa.models.attention import (
     MASK_VALUE,
@@ -64,14 +65,24 @@ def test_attention_shapes_and_padding_invariance():
     assert torch.allclose(layer(x2, mask)[0, :4], y[0, :4], atol=1e-5)
 
 
-def test_attention_probs_are_masked_distributions():
+def test_forward_is_masked_softmax_attention():
+    """The fused kernel computes what the paper writes: each head's softmax over the real
+    tokens (the oracle's distributions), times the values, heads concatenated."""
     torch.manual_seed(0)
     layer = MultiHeadSelfAttention(WIDTH, HEADS, dropout=0.0)
-    mask = _mask([3, 5], 5)
-    probs = layer.attention_probs(torch.randn(2, 5, WIDTH), mask)
-    assert probs.shape == (2, HEADS, 5, 5)
-    assert torch.allclose(probs.sum(-1), torch.ones(2, HEADS, 5))
-    assert probs[0, :, :, 3:].abs().max() < 1e-6
+    B, T, dh = 2, 5, WIDTH // HEADS
+    x = torch.randn(B, T, WIDTH)
+    mask = _mask([3, 5], T)
+    probs = attention_probs(layer, x, mask)
+    assert probs.shape == (B, HEADS, T, T)
+    assert torch.allclose(probs.sum(-1), torch.ones(B, HEADS, T))
+    assert probs[0, :, :, 3:].abs().max() < 1e-6  # padding keys get nothing
+    v = layer.qkv(x).view(B, T, 3, HEADS, dh)[:, :, 2]  # [B, T, H, dh]
+    context = torch.einsum("bhij,bjhd->bihd", probs, v)
+    expected = layer.output(context.reshape(B, T, WIDTH))
+    y = layer(x, mask)
+    assert torch.allclose(y[0, :3], expected[0, :3], atol=1e-5)
+    assert torch.allclose(y[1], expected[1], atol=1e-5)
 
 
 def test_override_head_replaces_head_zero():
@@ -86,7 +97,7 @@ def test_override_head_replaces_head_zero():
     # by hand: head 0 copies the parent's value, heads 1.. attend as usual
     qkv = layer.qkv(x).view(B, T, 3, HEADS, dh)
     v = qkv[:, :, 2]  # [B, T, H, dh]
-    probs = layer.attention_probs(x, mask)  # [B, H, T, T]
+    probs = attention_probs(layer, x, mask)  # [B, H, T, T]
     context = torch.einsum("bhij,bjhd->bihd", probs, v)
     context[:, :, 0] = torch.stack([v[b, heads[b], 0] for b in range(B)])
     expected = layer.output(context.reshape(B, T, WIDTH))

@@ -5,8 +5,9 @@ from typing import Tuple
 
 import pytest
 import torch
+from oracles import head_slice
 from spacy.util import registry
-from thinc.api import Config
+from thinc.api import Config, ConfigValidationError
 from torch import Tensor, nn
 
 from spacy_lisa.models.lal import label_attention_layer
@@ -70,9 +71,7 @@ def test_lal_batch_invariance(ffn: bool) -> None:
     assert torch.allclose(attn[1, :, :4], attn_alone[0], atol=1e-6)
 
 
-@pytest.mark.parametrize(
-    "options", [{"ffn": True, "residual_dropout": 0.1}, {"n_heads": 3}, {"n_heads": 4}]
-)
+@pytest.mark.parametrize("options", [{"ffn": True, "dropout": 0.1}, {"n_heads": 3}, {"n_heads": 4}])
 def test_lal_gradients_reach_every_parameter(options: dict) -> None:
     layer = make_lal(**options).train()
     x, mask = padded_batch((5, 3))
@@ -93,19 +92,11 @@ def test_lal_head_slices_are_attributable() -> None:
     y2, _ = layer(x, mask)
     changed = (y - y2).abs().amax(dim=(0, 1)) > 1e-6  # [d]
     expected = torch.zeros(WIDTH, dtype=torch.bool)
-    expected[layer.head_slice(2)] = True
+    expected[head_slice(layer, 2)] = True
     assert torch.equal(changed, expected)
 
 
-def test_lal_head_names() -> None:
-    layer = make_lal()
-    assert layer.head_names == ["head_0", "head_1", "head_2", "head_3"]
-    layer.set_head_names(["ARG0", "ARG1", "ARGM-TMP", "V"])
-    assert layer.head_names[2] == "ARGM-TMP"
-    with pytest.raises(ValueError, match="E205"):
-        layer.set_head_names(["ARG0"])
-    with pytest.raises(ValueError, match="E206"):
-        make_lal(n_heads=3).head_slice(0)
+def test_lal_invalid_sizes() -> None:
     with pytest.raises(ValueError, match="E204"):
         LabelAttentionLayer(WIDTH, 0, 8)
 
@@ -153,6 +144,16 @@ def test_lal_builder_is_registered() -> None:
     layer = make(WIDTH)
     assert isinstance(layer, LabelAttentionLayer) and layer.ffn is not None
     assert layer.n_heads == 4 and layer.width == WIDTH
+
+
+def test_lal_removed_residual_dropout() -> None:
+    """residual_dropout was removed: a config saved with 0.0 (every saved LAL config names
+    it) builds the same layer, any other value fails with E053."""
+    block = '[layer]\n@architectures = "spacy-lisa.LabelAttentionLayer.v1"\n'
+    saved = registry.resolve(Config().from_str(block + "residual_dropout = 0.0"))["layer"]
+    assert isinstance(saved(WIDTH), LabelAttentionLayer)
+    with pytest.raises(ConfigValidationError, match="E053"):
+        registry.resolve(Config().from_str(block + "residual_dropout = 0.1"))
 
 
 # --- LAN role decoder ----------------------------------------------------------------------

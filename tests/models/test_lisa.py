@@ -242,17 +242,6 @@ def test_predicted_predicates_and_own_parse():
     assert (output.used_heads == output.head_scores.argmax(-1)).all()
 
 
-def test_scheduled_sampling_mixes_given_and_own_parses():
-    model = make_model()
-    docs = make_docs()
-    model.initialize(X=make_batch(docs))
-    gold = make_batch(docs, mode="scheduled", gold_parse_prob=1.0)
-    given = model.predict(make_batch(docs, mode="given"))
-    assert (model.predict(gold).used_heads == given.used_heads).all()
-    own = model.predict(make_batch(docs, mode="scheduled", gold_parse_prob=0.0))
-    assert (own.used_heads == own.head_scores.argmax(-1)).all()
-
-
 def test_empty_docs():
     model = make_model()
     vocab = spacy.blank("en").vocab
@@ -368,8 +357,6 @@ def test_invalid_batches():
         model.predict(LisaBatch(docs=docs, windows=[[(0, 6)], [(0, 4)]], parse_mode="given"))
     with pytest.raises(ValueError, match="E024"):
         model.predict(make_batch(docs, mode="gold"))
-    with pytest.raises(ValueError, match="E155"):
-        model.predict(make_batch(docs, mode="scheduled", gold_parse_prob=1.5))
     with pytest.raises(ValueError, match="E156"):
         model.predict(make_batch(docs, windows=[[(0, 5)], [(0, 4)]]))  # a token uncovered
     bad = make_batch(docs)

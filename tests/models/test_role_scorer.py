@@ -3,6 +3,7 @@
 import pytest
 import torch
 from spacy.util import registry
+from thinc.api import ConfigValidationError
 
 from spacy_lisa.models import lisa  # noqa: F401  (registers the builder)
 from spacy_lisa.models.role_scorer import BilinearRoleScorer
@@ -43,30 +44,11 @@ def test_registered_builder():
     assert module.bilinear.weight.shape == (7, 13, 13)
 
 
-def test_distance_bias_scores_the_clipped_offset_to_the_predicate():
-    """max_distance adds, per label, a learned score of token - predicate clipped to
-    [-k, k]; it starts at zero, so the scorer starts as the paper's."""
-    torch.manual_seed(0)
-    plain = BilinearRoleScorer(width=8, n_labels=5, hidden=6).eval()
-    scorer = BilinearRoleScorer(width=8, n_labels=5, hidden=6, max_distance=2).eval()
-    scorer.load_state_dict(plain.state_dict(), strict=False)
-    states, mask = torch.randn(2, 7, 8), torch.ones(2, 7, dtype=torch.bool)
-    frame_window, frame_pos = torch.tensor([0, 1]), torch.tensor([1, 5])
-    before = plain(states, mask, frame_window, frame_pos)
-    assert torch.equal(scorer(states, mask, frame_window, frame_pos), before)
-    with torch.no_grad():
-        scorer.distance.weight[2 - 1, 3] = 5.0  # offset -1 (just before), label 3
-        scorer.distance.weight[2 + 2, 0] = 1.0  # offset +2 and beyond (clipped), label 0
-    delta = scorer(states, mask, frame_window, frame_pos) - before
-    expected = torch.zeros_like(delta)
-    expected[0, 0, 3] = expected[1, 4, 3] = 5.0  # tokens 0 and 4: one before the predicate
-    expected[0, 3:, 0] = 1.0  # frame 0 (predicate 1): tokens 3..6 are 2 or more after
-    assert torch.allclose(delta, expected)
-
-
-def test_registered_builder_distance_option():
+def test_registered_builder_removed_max_distance():
+    """max_distance was removed: 0 (what every saved config of the builder names) builds
+    the scorer, any other value fails with E052."""
     make = registry.architectures.get("spacy-lisa.BilinearRoleScorer.v1")
-    assert make(max_distance=4)(16, 7).distance.weight.shape == (9, 7)
-    assert make()(16, 7).distance is None
-    with pytest.raises(ValueError, match="max_distance"):
-        make(max_distance=-1)
+    assert isinstance(make(max_distance=0)(16, 7), BilinearRoleScorer)
+    for value in (4, -1):
+        with pytest.raises(ConfigValidationError, match="E052"):
+            make(max_distance=value)

@@ -5,7 +5,6 @@ read as arrays and its head scores left out), on its own parse and on a given on
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import json
 from contextlib import ExitStack
@@ -15,6 +14,7 @@ from typing import Any, List
 
 import pytest
 import spacy
+from oracles import dense_viterbi_paths
 from spacy.tokens import Doc
 
 from spacy_lisa.models import gemm_ops
@@ -52,7 +52,7 @@ def without_speedups(stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
     patch.setattr(LisaTorchModel, "_packing", lambda self, mask: None)
     patch.setattr(gemm_ops, "_torch_gemm_on", lambda: False)
     patch.setattr(batching, "PREDICT_CHUNK_TOKENS", 512)
-    patch.setattr(decoding, "viterbi_paths", functools.partial(decoding.viterbi_paths, prune=False))
+    patch.setattr(decoding, "viterbi_paths", dense_viterbi_paths)
     patch.setattr(
         "spacy_lisa.pipeline.annotate.doc_own_parse",
         lambda doc: {"heads": [t.head.i for t in doc], "deps": [t.dep_ for t in doc]},

@@ -54,7 +54,6 @@ def test_config_values_reach_the_component():
         ("decoding", "beam", "E024"),
         ("parse_source", "gold", "E024"),
         ("max_length", 0, "E031"),
-        ("gold_parse_prob", 1.5, "E031"),
         ("loss_weights", {"roles": 1.0}, "E027"),
         ("loss_weights", {"teacher": 2.0}, "E027"),
     ],
