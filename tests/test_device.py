@@ -306,7 +306,7 @@ def test_transformer_encoder_runs_under_the_autocast_of_its_device(autocast):
         attention_mask=torch.ones(1, 4, dtype=torch.long),
         token_index=torch.tensor([-1, 0, 1, -1]),
     )
-    output, _ = encoder(EncoderInputs(sub_batches=[sub], n_tokens=2))
+    output = encoder(EncoderInputs(sub_batches=[sub], n_tokens=2)).vectors
     with torch.no_grad():
         encoder(EncoderInputs(sub_batches=[sub], n_tokens=2))
     assert output.dtype == torch.float32  # pooled in float32 whatever ran inside
