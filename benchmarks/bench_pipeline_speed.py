@@ -24,8 +24,8 @@ model (if not, one thread leaves the other core to a second ``n_process`` worker
 
 ``--n-process 2`` times the ``lisa`` pipeline with ``n_process=2`` against ``n_process=1``
 instead (interleaved the same way), and ``n_process=2`` with srsly's uncached msgpack
-codec lookups (``spacy_lisa.msgpack_codecs``: what moving each doc between processes cost
-before the cache). ``--copies K`` repeats the texts K times: a corpus
+codec lookups (``spacy_lisa.patches.cached_msgpack_codecs``: what moving each doc
+between processes cost before the cache). ``--copies K`` repeats the texts K times: a corpus
 large enough that starting the worker processes (each forks, then sends its annotated
 docs back) is spread over more text, as when users annotate corpora.
 
@@ -53,7 +53,7 @@ from spacy.language import Language
 from spacy.tokens import DocBin
 
 import spacy_lisa  # noqa: F401  (registers the lisa_srl factory)
-from spacy_lisa.msgpack_codecs import cache_msgpack_codecs, uncached_msgpack_codecs
+from spacy_lisa.patches import cached_msgpack_codecs, uncached_msgpack_codecs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -177,15 +177,15 @@ def main() -> None:
         return
     if args.n_process > 1:
         n = args.n_process
-        cache_msgpack_codecs()  # as spacy-lisa predict -n 2+ does in its own process
         fns = {
             "lisa_np1": lambda: run_pipe(lisa, texts, batch),
             f"lisa_np{n}": lambda: run_pipe(lisa, texts, batch, n),
             f"np{n}_uncached": lambda: run_pipe_uncached(lisa, texts, batch, n),
         }
-        run_pipe(lisa, texts[: args.warmup], batch)
-        print(f"warmed up; timing n_process={n} vs 1, {args.repeats} repeats", flush=True)
-        report(interleaved(fns, args.repeats), "lisa_np1")
+        with cached_msgpack_codecs():  # as spacy-lisa predict -n 2+ opens it around its pipe
+            run_pipe(lisa, texts[: args.warmup], batch)
+            print(f"warmed up; timing n_process={n} vs 1, {args.repeats} repeats", flush=True)
+            report(interleaved(fns, args.repeats), "lisa_np1")
         return
     parser_nlp = load(args.parser)
     both = combined(args.lisa, args.parser)

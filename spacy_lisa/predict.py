@@ -9,7 +9,7 @@ import stat
 import sys
 import tempfile
 import time
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, Optional, TextIO, cast
 
@@ -21,7 +21,7 @@ from .formats import OutputFormat, formatter_for
 from .frames import doc_sentences
 from .inputs import STDIN, InputFormat, InputSource, UserError, iter_docs, scan_input, skip_report
 from .loading import load_pipeline
-from .msgpack_codecs import cache_msgpack_codecs
+from .patches import cached_msgpack_codecs
 
 
 @contextmanager
@@ -134,17 +134,16 @@ def predict(
         summary = scan_input(
             source, summary.format, skip_invalid=skip_invalid, max_length=max_length
         )
-    if n_process != 1:
-        # the workers send every doc back through srsly's msgpack: without the cache,
-        # each call scans the codec registries (this process and the workers it forks)
-        cache_msgpack_codecs()
     output_format = OutputFormat(output_format)
     formatter = formatter_for(output_format, tags=tags)
     stats: Dict[str, Any] = {"docs": 0, "sentences": 0, "frames": 0}
     start = time.perf_counter()
     documents = iter_docs(source, summary.format, max_length=max_length)
     inputs = ((item.text, item) for item in documents)
-    with open_output(output) as out:
+    # the workers send every doc back through srsly's msgpack: without the cache, each
+    # call scans the codec registries (this process and the workers it forks)
+    codecs = cached_msgpack_codecs() if n_process != 1 else nullcontext()
+    with codecs, open_output(output) as out:
         # delay: short runs (and tests) print no bar; long ones show docs/s on stderr
         with tqdm(
             total=summary.n_docs,

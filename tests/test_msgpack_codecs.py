@@ -1,10 +1,9 @@
 """The msgpack codec cache (predict with worker processes, the training reader): one
-registry scan, not one per serialised doc, and encoders registered later are still used."""
+registry scan, not one per serialised doc, encoders registered later are still used, and
+srsly is as it was once the last block closes."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any, Iterator
 
 import catalogue
@@ -12,7 +11,9 @@ import pytest
 import srsly
 from srsly import msgpack as srsly_msgpack
 
-from spacy_lisa.msgpack_codecs import cache_msgpack_codecs, uncached_msgpack_codecs
+from spacy_lisa.patches import cached_msgpack_codecs, uncached_msgpack_codecs
+
+REGISTRIES = (srsly_msgpack.msgpack_encoders, srsly_msgpack.msgpack_decoders)
 
 
 class Point:
@@ -35,83 +36,98 @@ def decode_point(obj: Any, chain: Any = None) -> Any:
 @pytest.fixture
 def point_codecs() -> Iterator[None]:
     yield
-    for registry in (srsly_msgpack.msgpack_encoders, srsly_msgpack.msgpack_decoders):
+    for registry in REGISTRIES:
         catalogue.REGISTRY.pop((*registry.namespace, "test_point"), None)
-        cache = getattr(registry, "_spacy_lisa_cache", None)
-        if cache is not None:
-            cache.value = None
 
 
-def test_building_lisa_srl_leaves_srsly_alone() -> None:
-    """Building and running lisa_srl does not patch srsly (a fresh process: other tests
-    here install the cache on purpose)."""
-    code = (
-        "import spacy, sys; sys.path.insert(0, 'tests');"
-        "from srl_testing import TINY_MODEL;"
-        "from srsly import msgpack as m;"
-        "nlp = spacy.blank('en'); nlp.add_pipe('lisa_srl', config={'model': TINY_MODEL});"
-        "nlp.make_doc('One two.').to_bytes();"
-        "print(hasattr(m.msgpack_encoders, '_spacy_lisa_cache'),"
-        " 'get_all' in vars(m.msgpack_encoders), 'get_all' in vars(m.msgpack_decoders))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
-    )
-    assert result.stdout.split() == ["False", "False", "False"]
+def cached() -> bool:
+    """Whether srsly's registries answer from the cache (instance attributes shadowing
+    catalogue's methods); False means srsly's own lookups."""
+    shadowed = [{"get_all", "register"} & set(vars(registry)) for registry in REGISTRIES]
+    assert shadowed[0] == shadowed[1]
+    return bool(shadowed[0])
 
 
 @pytest.mark.parametrize("decorator", [False, True])
 def test_codecs_registered_after_the_cache_are_used(point_codecs: None, decorator: bool) -> None:
-    cache_msgpack_codecs()
-    assert srsly.msgpack_loads(srsly.msgpack_dumps({"a": 1})) == {"a": 1}  # cache filled
-    encoders, decoders = srsly_msgpack.msgpack_encoders, srsly_msgpack.msgpack_decoders
-    if decorator:
-        encoders.register("test_point")(encode_point)
-        decoders.register("test_point")(decode_point)
-    else:
-        encoders.register("test_point", func=encode_point)
-        decoders.register("test_point", func=decode_point)
-    point = srsly.msgpack_loads(srsly.msgpack_dumps({"p": Point(3, 4)}))["p"]
-    assert isinstance(point, Point) and (point.x, point.y) == (3, 4)
+    with cached_msgpack_codecs():
+        assert srsly.msgpack_loads(srsly.msgpack_dumps({"a": 1})) == {"a": 1}  # cache filled
+        encoders, decoders = REGISTRIES
+        if decorator:
+            encoders.register("test_point")(encode_point)
+            decoders.register("test_point")(decode_point)
+        else:
+            encoders.register("test_point", func=encode_point)
+            decoders.register("test_point", func=decode_point)
+        point = srsly.msgpack_loads(srsly.msgpack_dumps({"p": Point(3, 4)}))["p"]
+        assert isinstance(point, Point) and (point.x, point.y) == (3, 4)
 
 
-def test_cache_is_idempotent() -> None:
-    cache_msgpack_codecs()
-    first = srsly_msgpack.msgpack_encoders._spacy_lisa_cache  # type: ignore[attr-defined]
-    cache_msgpack_codecs()
-    assert srsly_msgpack.msgpack_encoders._spacy_lisa_cache is first  # type: ignore[attr-defined]
-    # the wrapped lookup was not wrapped again
-    assert first.uncached_get_all.__self__ is srsly_msgpack.msgpack_encoders
+def test_the_cache_answers_from_one_lookup() -> None:
+    with cached_msgpack_codecs():
+        cache = REGISTRIES[0].get_all.__self__  # type: ignore[attr-defined]
+        calls = []
+        uncached = cache.uncached_get_all
+        cache.uncached_get_all = lambda: calls.append(1) or uncached()
+        for _ in range(3):
+            srsly.msgpack_loads(srsly.msgpack_dumps({"a": 1}))
+        assert len(calls) == 1
+
+
+def test_blocks_nest_and_overlap_and_the_last_one_restores_srsly() -> None:
+    assert not cached()
+    first, second = cached_msgpack_codecs(), cached_msgpack_codecs()
+    first.__enter__()
+    installed = REGISTRIES[0].get_all
+    second.__enter__()
+    assert REGISTRIES[0].get_all == installed  # installed once, not wrapped again
+    assert installed.__self__.uncached_get_all.__self__ is REGISTRIES[0]  # type: ignore[attr-defined]
+    first.__exit__(None, None, None)  # closed out of order, as two readers' generators
+    assert cached()
+    second.__exit__(None, None, None)
+    assert not cached()
+    assert srsly.msgpack_loads(srsly.msgpack_dumps({"a": 1})) == {"a": 1}
+
+
+def test_a_block_that_raises_restores_srsly() -> None:
+    with pytest.raises(RuntimeError), cached_msgpack_codecs():
+        assert cached()
+        raise RuntimeError
+    assert not cached()
 
 
 def test_uncached_block_restores_the_cache() -> None:
-    cache_msgpack_codecs()
-    encoders = srsly_msgpack.msgpack_encoders
-    cache = encoders._spacy_lisa_cache  # type: ignore[attr-defined]
-    with uncached_msgpack_codecs():
-        assert encoders.get_all == cache.uncached_get_all
-    assert encoders.get_all == cache.get_all
+    with cached_msgpack_codecs():
+        encoders = REGISTRIES[0]
+        cache = encoders.get_all.__self__  # type: ignore[attr-defined]
+        with uncached_msgpack_codecs():
+            assert encoders.get_all == cache.uncached_get_all
+        assert encoders.get_all == cache.get_all
+    with uncached_msgpack_codecs():  # outside any cached block: nothing to do
+        assert not cached()
+    assert not cached()
 
 
 def test_the_training_reader_decodes_with_the_cache(tmp_path: Any) -> None:
     """spacy train reads every DocBin each epoch through spacy-lisa.SRLCorpus.v1: the
-    reader installs the cache (a fresh process, so that no other test installed it)."""
+    cache is open while a read runs, and srsly is as it was once it has ended."""
+    import spacy
     from spacy.tokens import Doc, DocBin
     from spacy.vocab import Vocab
 
+    from spacy_lisa.corpus.readers import SRLCorpus
     from spacy_lisa.frames import set_srl_frames
 
     doc = Doc(Vocab(), words=["John", "sold", "the", "car", "."])
     set_srl_frames(doc, [{"predicate": [1, 2], "roleset": "sell.01", "roles": [[0, 1, "ARG0"]]}])
     DocBin(docs=[doc], store_user_data=True).to_disk(tmp_path / "train.spacy")
-    code = (
-        "import spacy, sys;"
-        "from srsly import msgpack as m;"
-        "from spacy_lisa.corpus.readers import SRLCorpus;"
-        f"egs = list(SRLCorpus({str(tmp_path / 'train.spacy')!r})(spacy.blank('en')));"
-        "print(len(egs), hasattr(m.msgpack_decoders, '_spacy_lisa_cache'))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
-    )
-    assert result.stdout.split() == ["1", "True"]
+    examples = iter(SRLCorpus(tmp_path / "train.spacy")(spacy.blank("en")))
+    assert not cached()
+    next(examples)
+    assert cached()  # the read is under way
+    assert next(examples, None) is None
+    assert not cached()
+    examples = iter(SRLCorpus(tmp_path / "train.spacy")(spacy.blank("en")))
+    next(examples)
+    del examples  # a read given up half-way (its generator closed when dropped)
+    assert not cached()

@@ -22,7 +22,7 @@ from spacy.vocab import Vocab
 
 from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, set_srl_frames
-from ..msgpack_codecs import cache_msgpack_codecs
+from ..patches import cached_msgpack_codecs
 from ..pipeline.teacher import TEACHER_KEY, slice_teacher
 from .merging import merge_consecutive
 
@@ -156,8 +156,12 @@ class SRLCorpus(Corpus):
         """The non-empty docs of the files (with SRL annotation if ``require_srl``), at
         most ``limit`` of them."""
         # spacy train reads the corpus again every epoch and evaluation: srsly's registry
-        # scan on every msgpack call cost ~3 ms a doc, ten times the decoding itself
-        cache_msgpack_codecs()
+        # scan on every msgpack call cost ~3 ms a doc, ten times the decoding itself. The
+        # cache is open while this read runs (until it ends or its generator is dropped)
+        with cached_msgpack_codecs():
+            yield from self._read_docbin(vocab, locs)
+
+    def _read_docbin(self, vocab: Vocab, locs: Iterable[Union[str, Path]]) -> Iterator[Doc]:
         n = 0
         self.n_without_srl = 0
         for loc in locs:

@@ -5,7 +5,8 @@ input).
 ``Model[LisaBatch, LisaOutput]`` = a tok2vec sublayer (``Model[List[Doc], List[Floats2d]]``:
 ``spacy.Tok2Vec.v2``, a ``spacy.Tok2VecListener.v1``, spacy-transformers'
 ``TransformerListener.v1`` or ``spacy-lisa.TransformerTok2Vec.v1``) followed by the torch
-:class:`~.lisa_torch.LisaTorchModel` in a ``PyTorchWrapper_v2``, whose converters
+:class:`~.lisa_torch.LisaTorchModel` in a ``PyTorchWrapper_v2`` (its shim
+:class:`~spacy_lisa.patches.AveragedPyTorchShim`), whose converters
 (:mod:`.lisa_convert`) pad the windows, build the masks, move arrays to the torch device
 and back (numpy or cupy, whichever ``model.ops`` uses). The predicate-aware architecture
 (:mod:`.predicate_aware`) is built from the same pieces.
@@ -30,21 +31,15 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, ca
 import numpy
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import (
-    ConfigValidationError,
-    Model,
-    PyTorchShim,
-    PyTorchWrapper_v2,
-)
+from thinc.api import ConfigValidationError, Model, PyTorchShim
 from thinc.types import Floats2d
 
 from ..device import lisa_mixed_precision
 from ..errors import Errors
+from ..patches import averaged_pytorch_wrapper, torch_gemm
 from ..signatures import with_fields_as_parameters
 from . import lal as _lal  # noqa: F401  (registers the LabelAttentionLayer builder)
 from . import lan as _lan  # noqa: F401  (registers the LANRoleScorer builder)
-from .averaged_shim import use_averaged_shim
-from .gemm_ops import torch_gemm
 from .lisa_batch import PreparedBatch, predicate_tag_mask, prepare_batch
 from .lisa_convert import FRAME_DIMS, convert_inputs, convert_outputs, empty_output, torch_device
 from .types import LisaBatch, LisaOutput, LisaSizes
@@ -169,14 +164,14 @@ def ensure_built(model: Model[LisaBatch, LisaOutput]) -> None:
     missing = [name for name in DIMS if not model.has_dim(name)]
     if missing:
         raise ValueError(Errors.E152.format(dims=", ".join(missing)))
-    wrapper = PyTorchWrapper_v2(
+    # its shim an AveragedPyTorchShim, so that use_averages = true reaches the torch weights
+    wrapper = averaged_pytorch_wrapper(
         _build_torch(model),
         convert_inputs=convert_inputs,
         convert_outputs=convert_outputs,
         # on the device the layers are built on: thinc's autocast is CUDA-only
         mixed_precision=lisa_mixed_precision(model.attrs["lisa_config"]["mixed_precision"]),
     )
-    use_averaged_shim(wrapper)  # so that use_averages = true reaches the torch weights
     model.layers.append(wrapper)
     model.set_ref("lisa", wrapper)
 

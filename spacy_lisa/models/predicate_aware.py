@@ -35,8 +35,8 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d
 
+from ..patches import torch_gemm
 from ..signatures import with_fields_as_parameters
-from .gemm_ops import torch_gemm
 from .lisa import check_removed_sizes, encode_tokens, lisa_model, tok2vec_layer
 from .lisa_batch import MarkedBatch, host_ints, pad_windows
 from .lisa_convert import empty_output

@@ -19,7 +19,7 @@ from thinc.api import Optimizer, torch2xp, xp2torch
 from thinc.types import FloatsXd
 from thinc.util import get_torch_default_device
 
-from .averaged_shim import AveragedPyTorchShim
+from ..patches import AveragedPyTorchShim
 from .wordpieces import Pieces, WindowCache, prefix_spaced, special_ids
 
 if TYPE_CHECKING:

@@ -10,11 +10,11 @@ import torch
 from spacy.tokens import Doc
 from spacy.training import Example
 from srl_testing import TINY_MODEL
-from thinc.api import Adam, PyTorchWrapper_v2, torch2xp
+from thinc.api import Adam, PyTorchShim, PyTorchWrapper_v2, torch2xp
 
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.models.averaged_shim import AveragedPyTorchShim, use_averaged_shim
 from spacy_lisa.models.lisa import torch_layer
+from spacy_lisa.patches import AveragedPyTorchShim, averaged_pytorch_wrapper
 
 
 def _train_linear(wrapper, optimizer, steps: int = 5) -> numpy.ndarray:
@@ -38,10 +38,18 @@ def test_plain_pytorch_shim_ignores_averages():
         assert numpy.allclose(wrapper.predict(X), raw)
 
 
+def test_only_the_wrapper_built_for_it_gets_the_averaging_shim():
+    """The shim is built as the subclass for that one wrapper: Thinc's own wrappers
+    keep Thinc's shim."""
+    wrapper = averaged_pytorch_wrapper(torch.nn.Linear(3, 2))
+    assert type(wrapper.shims[0]) is AveragedPyTorchShim
+    assert type(PyTorchWrapper_v2(torch.nn.Linear(3, 2)).shims[0]) is PyTorchShim
+
+
 def test_averaged_shim_uses_and_restores_the_averages():
     torch.manual_seed(0)
     linear = torch.nn.Linear(3, 2)
-    wrapper = use_averaged_shim(PyTorchWrapper_v2(linear))
+    wrapper = averaged_pytorch_wrapper(linear)
     assert isinstance(wrapper.shims[0], AveragedPyTorchShim)
     optimizer = Adam(0.1, use_averages=True)
     X = _train_linear(wrapper, optimizer)
@@ -59,7 +67,7 @@ def test_averaged_shim_uses_and_restores_the_averages():
 
 
 def test_averaged_shim_without_averages_is_a_no_op():
-    wrapper = use_averaged_shim(PyTorchWrapper_v2(torch.nn.Linear(3, 2)))
+    wrapper = averaged_pytorch_wrapper(torch.nn.Linear(3, 2))
     X = numpy.ones((1, 3), dtype="float32")
     before = wrapper.predict(X)
     with wrapper.use_params({}):
@@ -118,7 +126,7 @@ def test_prediction_leaves_eval_mode_and_training_switches_back():
     switch back to train mode of Thinc's PyTorchShim.predict."""
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Dropout(0.5))
-    wrapper = use_averaged_shim(PyTorchWrapper_v2(net))
+    wrapper = averaged_pytorch_wrapper(net)
     X = numpy.ones((64, 3), dtype="float32")
     first, second = wrapper.predict(X), wrapper.predict(X)
     assert not net.training

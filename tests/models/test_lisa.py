@@ -601,7 +601,7 @@ def test_tok2vec_predicts_with_torch_gemm_and_trains_with_blis(monkeypatch):
     configured. The outputs agree up to float rounding."""
     from thinc.api import NumpyOps
 
-    from spacy_lisa.models import gemm_ops
+    from spacy_lisa import patches
 
     model = make_model()
     batch = make_batch(make_docs()[:4], dep_labels=False)
@@ -609,11 +609,11 @@ def test_tok2vec_predicts_with_torch_gemm_and_trains_with_blis(monkeypatch):
     tok2vec = model.layers[0]
     assert all(type(node.ops) is NumpyOps for node in tok2vec.walk())
     on_torch = []  # per tok2vec matmul: did it run on torch?
-    gemm = gemm_ops.TorchGemmOps.gemm
+    gemm = patches.TorchGemmOps.gemm
     monkeypatch.setattr(
-        gemm_ops.TorchGemmOps,
+        patches.TorchGemmOps,
         "gemm",
-        lambda self, *a, **k: on_torch.append(gemm_ops._torch_gemm_on()) or gemm(self, *a, **k),
+        lambda self, *a, **k: on_torch.append(patches._torch_gemm_on()) or gemm(self, *a, **k),
     )
     fast = model.predict(batch)
     assert on_torch and all(on_torch)
@@ -622,7 +622,7 @@ def test_tok2vec_predicts_with_torch_gemm_and_trains_with_blis(monkeypatch):
     model.begin_update(batch)
     assert on_torch and not any(on_torch)  # training: blis, as configured
     with monkeypatch.context() as patch:  # the reference: blis at prediction too
-        patch.setattr(gemm_ops, "_torch_gemm_on", lambda: False)
+        patch.setattr(patches, "_torch_gemm_on", lambda: False)
         slow = model.predict(batch)
     for name in ("tag_scores", "role_scores", "dep_scores"):
         numpy.testing.assert_allclose(
@@ -634,7 +634,7 @@ def test_tok2vec_predicts_with_torch_gemm_and_trains_with_blis(monkeypatch):
 @pytest.mark.parametrize("trans2", [False, True])
 @pytest.mark.parametrize("into", [False, True])
 def test_torch_gemm_ops_equals_numpy(trans1, trans2, into):
-    from spacy_lisa.models.gemm_ops import TorchGemmOps, torch_gemm
+    from spacy_lisa.patches import TorchGemmOps, torch_gemm
 
     rng = numpy.random.default_rng(0)
     x = rng.normal(size=(7, 5) if not trans1 else (5, 7)).astype("f")
@@ -655,22 +655,22 @@ def test_torch_gemm_is_switched_per_thread():
     threads sharing a pipeline, one predicting and one training, each get their own)."""
     import threading
 
-    from spacy_lisa.models import gemm_ops
+    from spacy_lisa import patches
 
     seen = {}
     inside = threading.Event()
     done = threading.Event()
 
     def predicting():
-        with gemm_ops.torch_gemm(Model("empty", lambda model, X, is_train: (X, None))):
-            seen["predicting"] = gemm_ops._torch_gemm_on()
+        with patches.torch_gemm(Model("empty", lambda model, X, is_train: (X, None))):
+            seen["predicting"] = patches._torch_gemm_on()
             inside.set()
             done.wait(10)
 
     thread = threading.Thread(target=predicting)
     thread.start()
     inside.wait(10)
-    seen["other"] = gemm_ops._torch_gemm_on()
+    seen["other"] = patches._torch_gemm_on()
     done.set()
     thread.join()
     assert seen == {"predicting": True, "other": False}

@@ -17,7 +17,7 @@ import spacy
 from oracles import dense_viterbi_paths
 from spacy.tokens import Doc
 
-from spacy_lisa.models import gemm_ops
+from spacy_lisa import patches
 from spacy_lisa.models.lisa_torch import LisaTorchModel, SentenceRequest
 from spacy_lisa.pipeline import batching, decoding
 from spacy_lisa.pipeline.annotate import doc_own_parse
@@ -50,7 +50,7 @@ def without_speedups(stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
     """The prediction path as it was before the speed-ups."""
     patch = stack.enter_context(monkeypatch.context())
     patch.setattr(LisaTorchModel, "_packing", lambda self, mask: None)
-    patch.setattr(gemm_ops, "_torch_gemm_on", lambda: False)
+    patch.setattr(patches, "_torch_gemm_on", lambda: False)
     patch.setattr(batching, "PREDICT_CHUNK_TOKENS", 512)
     patch.setattr(decoding, "viterbi_paths", dense_viterbi_paths)
     patch.setattr(
