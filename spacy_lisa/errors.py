@@ -391,8 +391,8 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E156 = (
         "Inconsistent LisaBatch for doc {doc} ({n_tokens} tokens): {message}. Windows must "
-        "cover the doc in order as [start, end) offsets; heads hold one entry per token; "
-        "predicates are token indices of the doc."
+        "cover the doc in order as [start, end) offsets (at prediction, a run of the doc); "
+        "heads hold one entry per token; predicates are token indices within the windows."
     )
     E157 = (
         "The tok2vec layer returned {what}. LISA needs a tok2vec layer of type "

@@ -275,8 +275,29 @@ def encode_tokens(
         raise ValueError(Errors.E153)
     tok2vec = tok2vec_layer(model)
     with torch_gemm(tok2vec, enabled=not is_train):
-        Xs, backprop_tok2vec = tok2vec(batch.docs, is_train)
-    return batch, lisa, Xs, backprop_tok2vec, prepare_batch(model, batch, Xs)
+        Xs, backprop_tok2vec = token_vectors(tok2vec, batch, is_train)
+    return (
+        batch,
+        lisa,
+        Xs,
+        backprop_tok2vec,
+        prepare_batch(model, batch, Xs, parts=batch.parts and not is_train),
+    )
+
+
+def token_vectors(
+    tok2vec: Model, batch: LisaBatch, is_train: bool
+) -> Tuple[List[Floats2d], Callable[[List[Floats2d]], Any]]:
+    """The tok2vec's output on the batch's docs (and its backprop): at prediction with
+    ``batch.vectors``, looked up there, the docs not found run and stored."""
+    cache = batch.vectors
+    if is_train or cache is None:
+        return tok2vec(batch.docs, is_train)
+    missing = [doc for doc in batch.docs if (tok2vec.id, id(doc)) not in cache]
+    if missing:
+        for doc, X in zip(missing, tok2vec.predict(missing), strict=True):
+            cache[(tok2vec.id, id(doc))] = X
+    return [cache[(tok2vec.id, id(doc))] for doc in batch.docs], lambda d_Xs: batch.docs
 
 
 def forward(

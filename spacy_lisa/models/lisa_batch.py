@@ -92,8 +92,12 @@ def _long(array: Optional[numpy.ndarray], device: Any) -> Any:
     return None if array is None else torch.as_tensor(array, dtype=torch.long, device=device)
 
 
-def prepare_batch(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> PreparedBatch:
-    """Validate a batch and lay it out as windows (numpy on the CPU, X with model.ops)."""
+def prepare_batch(
+    model: Model, batch: LisaBatch, Xs: List[Floats2d], *, parts: bool = False
+) -> PreparedBatch:
+    """Validate a batch and lay it out as windows (numpy on the CPU, X with model.ops).
+    ``parts`` (prediction, :attr:`LisaBatch.parts`): a doc's windows may cover a run
+    of it."""
     ops = model.ops
     docs = batch.docs
     if len(Xs) != len(docs):
@@ -103,6 +107,7 @@ def prepare_batch(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> Prepare
         raise ValueError(Errors.E156.format(doc=0, n_tokens="?", message=message))
     n_in = model.get_dim("nI")
     windows: List[Tuple[int, int, int]] = []
+    rows: List[Floats2d] = []  # each doc's token vectors under its windows
     for i, (doc, doc_windows, X) in enumerate(zip(docs, batch.windows, Xs, strict=True)):
         if X.shape[0] != len(doc) or (len(doc) and X.shape[1] != n_in):
             raise ValueError(
@@ -111,20 +116,12 @@ def prepare_batch(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> Prepare
                     f"model width nI={n_in}"
                 )
             )
-        position = 0
-        for start, end in doc_windows:
-            if start != position or not start < end <= len(doc):
-                message = f"window ({start}, {end}) after {position}"
-                raise ValueError(Errors.E156.format(doc=i, n_tokens=len(doc), message=message))
-            windows.append((i, int(start), int(end)))
-            position = end
-        if position != len(doc):
-            raise ValueError(
-                Errors.E156.format(doc=i, n_tokens=len(doc), message=f"windows end at {position}")
-            )
+        start, end = _window_run(i, len(doc), doc_windows, parts)
+        windows.extend((i, int(s), int(e)) for s, e in doc_windows)
+        rows.append(X[start:end])
     n_windows = len(windows)
     length = max((end - start for _, start, end in windows), default=0)
-    mask, X_pad = pad_windows(ops, [end - start for _, start, end in windows], Xs, n_in)
+    mask, X_pad = pad_windows(ops, [end - start for _, start, end in windows], rows, n_in)
     mode = batch.parse_mode
     if mode not in PARSE_MODES:
         raise ValueError(
@@ -155,6 +152,24 @@ def prepare_batch(model: Model, batch: LisaBatch, Xs: List[Floats2d]) -> Prepare
         frame_pos=frame_pos,
         predicate_tags=predicate_tag_mask(model),
     )
+
+
+def _window_run(
+    doc_i: int, n_tokens: int, windows: List[Tuple[int, int]], parts: bool
+) -> Tuple[int, int]:
+    """``[start, end)`` of the tokens ``windows`` cover, in order without gaps: the
+    whole doc, or with ``parts`` a run of it (a non-empty doc has at least one window)."""
+    first = windows[0][0] if windows and parts else 0
+    position = first
+    for start, end in windows:
+        if start != position or not start < end <= n_tokens:
+            message = f"window ({start}, {end}) after {position}"
+            raise ValueError(Errors.E156.format(doc=doc_i, n_tokens=n_tokens, message=message))
+        position = end
+    if position != n_tokens and not (parts and windows):
+        message = f"windows end at {position}"
+        raise ValueError(Errors.E156.format(doc=doc_i, n_tokens=n_tokens, message=message))
+    return first, position
 
 
 def pad_windows(
@@ -204,18 +219,20 @@ def _frames(
     batch: LisaBatch, windows: List[Tuple[int, int, int]]
 ) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Given predicates (token indices per doc) -> (window, offset) per frame, in window
-    then token order (each doc's predicates sorted, duplicates dropped)."""
+    then token order (each doc's predicates sorted, duplicates dropped); each within
+    the doc's windows."""
     assert batch.predicates is not None
     by_doc: List[List[Tuple[int, int, int]]] = [[] for _ in batch.docs]
-    for s, (i, start, _end) in enumerate(windows):
-        by_doc[i].append((start, s, i))
+    for s, (i, start, end) in enumerate(windows):
+        by_doc[i].append((start, s, end))
     frame_window: List[int] = []
     frame_pos: List[int] = []
     for i, predicates in enumerate(batch.predicates):
         n_tokens = len(batch.docs[i])
         starts = [start for start, _, _ in by_doc[i]]
+        first, end = (starts[0], by_doc[i][-1][2]) if starts else (0, 0)
         for p in numpy.unique(host_ints(predicates)):
-            if not 0 <= p < n_tokens:
+            if not first <= p < end:
                 raise ValueError(
                     Errors.E156.format(doc=i, n_tokens=n_tokens, message=f"predicate {p}")
                 )

@@ -129,7 +129,8 @@ class LisaBatch:
     """Input of the LISA Thinc model."""
 
     docs: List[Doc]
-    # per doc: the windows [start, end) covering the doc in order (each <= max_length)
+    # per doc: the windows [start, end) covering the doc in order (each <= max_length),
+    # or with ``parts`` a run of the doc
     windows: List[List[Tuple[int, int]]]
     # per doc: absolute head index of every token (root: its own index); required for
     # parse_mode "given", ignored otherwise. -1 = unknown (masked: such a token's row is
@@ -145,6 +146,17 @@ class LisaBatch:
     # cost on CPU); with parse_mode "given" at prediction, the parent scores too
     # (``head_scores`` all zero: nothing reads the model's own parse)
     dep_labels: bool = True
+    # at prediction: the tok2vec's output on whole docs, filled by the first call that
+    # needs it and kept by the caller between the calls on a doc cut into parts: the
+    # tok2vec (whose context may cross windows) then runs once per doc, as on the uncut
+    # doc, not once per part. Keyed by (tok2vec layer id, id(doc)): an ensemble's
+    # members have a tok2vec each, and the docs outlive the calls. None: it runs at
+    # every call
+    vectors: Optional[Dict[Tuple[int, int], Floats2d]] = None
+    # at prediction: a doc's windows may cover a run of it, not all of it (the component
+    # cuts a long doc's windows into several calls, so that no call's scores grow with
+    # the doc); refused in training, whose gradient goes to every token
+    parts: bool = False
 
 
 @dataclass

@@ -1,11 +1,17 @@
 """Decoded scores -> annotations on the docs: ``lisa_srl``'s frames (with lemma, roleset
-and UPOS), the parse the model followed, POS and label attention."""
+and UPOS), the parse the model followed, POS and label attention.
+
+The model's calls on a batch of docs are decoded one at a time (:class:`Annotator`): a
+call's windows fill small lists per doc (POS, parse, attention over its tokens, its
+frames), and a doc is written once all its windows are decoded. A long doc cut into
+several calls thus gets what one call would give it (windows are independent: attention
+and the parse never cross them), while only one call's scores are held."""
 
 from __future__ import annotations
 
 import warnings
-from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 import numpy as np
 from spacy.tokens import Doc
@@ -23,135 +29,180 @@ if TYPE_CHECKING:
     from .options import SRLOptions
 
 
-def annotate_group(
-    docs: List[Doc],
-    out: LisaOutput,
-    parse_source: str,
-    ops: Ops,
-    cfg: Dict[str, Any],
-    options: SRLOptions,
-    tables: FrameLabelTables,
-) -> None:
-    """Annotate ``docs`` from ``out``, the model's output on them (one predict group:
-    docs that follow one ``parse_source``), by the labels in ``cfg`` and the component's
-    ``options``. Decode every frame of the group at once
-    (log-softmax and Viterbi over one array), then write frames, the parse used, POS
-    and attention with array slices per window: no per-token Python in this path."""
-    # imported here: spaCy imports every factory module on Language init, keep it light
-    from ..device import host_output
-    from .decoding import decode_frames
+@dataclass
+class DocAnnotations:
+    """What the decoded windows of one doc have given so far: lists over its tokens and
+    its frames, linear in the doc and small beside the scores they come from."""
 
-    # on a GPU, one device-to-host copy per array of the group (the parent scores are not
-    # read here): decoding, spans and labels run on numpy
-    host: Any = host_output(out, exclude=("head_scores",))
-    tags = tuple(cfg["labels"]["tags"])
-    deps = tuple(cfg["labels"]["deps"])
-    tag_ids = host.tag_scores.argmax(axis=-1) if len(tags) else None
-    used_heads = host.used_heads
-    has_syntax = used_heads is not None
-    # the doc's own labels are written where its parse was followed (no label scores)
-    dep_ids = host.dep_scores.argmax(axis=-1) if deps and parse_source != "doc" else None
-    frames_idx = host.frames.astype(np.int64).reshape(-1, 2)
-    attention = host.label_attention
-    frame_labels = frame_label_decoder(host, ops, cfg, tables)
-    # frames: every frame of the group decoded at once
-    win_doc = [w[0] for w in host.windows]
-    win_bounds = np.asarray([w[1:] for w in host.windows], dtype=np.int64).reshape(-1, 2)
-    frame_win = frames_idx[:, 0]
-    decoded: List[Any] = []
-    if len(frames_idx):
+    pos: List[str]
+    parse: Optional[Dict[str, Any]]  # None: a model without a syntactic head
+    parse_source: Optional[str]  # doc._.srl_parse_source
+    todo: int  # tokens whose windows are still to decode
+    frames: List[Dict[str, Any]] = field(default_factory=list)
+    attention: Optional[List[List[float]]] = None  # per label attention head
+
+
+class Annotator:
+    """Annotates ``docs`` from the model's calls on them (:meth:`add`, one call at a
+    time), by the labels in ``cfg`` and the component's ``options``. Within a call,
+    every frame is decoded at once (log-softmax and Viterbi over one array) and the
+    rest is written with array slices per window: no per-token Python in this path."""
+
+    def __init__(
+        self,
+        docs: List[Doc],
+        ops: Ops,
+        cfg: Dict[str, Any],
+        options: SRLOptions,
+        tables: FrameLabelTables,
+    ) -> None:
+        self.docs, self.ops, self.cfg, self.options, self.tables = docs, ops, cfg, options, tables
+        self.pending: Dict[int, DocAnnotations] = {}  # docs with windows still to decode
+        tags = cfg["labels"]["tags"]
+        self.pos_names = np.array(
+            [t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object
+        )
+        self.dep_names = np.array(list(cfg["labels"]["deps"]) or [""], dtype=object)
+
+    def add(self, doc_indices: List[int], out: LisaOutput, parse_source: str) -> None:
+        """Decode ``out``, the model's output on the docs at ``doc_indices`` (all of
+        them or a run of their windows), which follow ``parse_source``; write each doc
+        whose windows are all decoded."""
+        # imported here: spaCy imports every factory module on Language init, keep it light
+        from ..device import host_output
+
+        # on a GPU, one device-to-host copy per array of the call (the parent scores are
+        # not read here): decoding, spans and labels run on numpy
+        host: Any = host_output(out, exclude=("head_scores",))
+        has_syntax = host.used_heads is not None
+        states = [self._state(i, parse_source, has_syntax) for i in doc_indices]
+        if len(self.cfg["labels"]["tags"]):
+            fill_pos(host, states, self.pos_names)
+        if has_syntax and parse_source != "doc":  # the doc's own parse was followed whole
+            fill_parse(host, states, self.dep_names if len(self.cfg["labels"]["deps"]) else None)
+        if host.label_attention is not None and self.options.store_attention:
+            fill_attention(host, states)
+        # frames after the parse: a roleset's particle ("pick_up.01") is looked for there
+        self._add_frames(host, [self.docs[i] for i in doc_indices], states)
+        for doc_i, start, end in host.windows:
+            states[doc_i].todo -= end - start
+        for i, state in zip(doc_indices, states, strict=True):
+            if state.todo == 0:
+                write_doc(self.docs[i], self.pending.pop(i), self.options)
+
+    def _state(self, i: int, parse_source: str, has_syntax: bool) -> DocAnnotations:
+        state = self.pending.get(i)
+        if state is None:  # the doc's first window
+            doc = self.docs[i]
+            state = self.pending[i] = DocAnnotations(
+                pos=[""] * len(doc),
+                parse=start_parse(doc, parse_source, has_syntax),
+                parse_source=parse_source if has_syntax else None,
+                todo=len(doc),
+            )
+        return state
+
+    def _add_frames(self, host: Any, docs: List[Doc], states: List[DocAnnotations]) -> None:
+        """Decode every frame of a call and add those of a kept UPOS to their docs."""
+        from .decoding import decode_frames
+
+        frames_idx = host.frames.astype(np.int64).reshape(-1, 2)
+        if not len(frames_idx):
+            return
+        cfg, options = self.cfg, self.options
+        bounds = np.asarray([w[1:] for w in host.windows], dtype=np.int64).reshape(-1, 2)
+        frame_win = frames_idx[:, 0]
         decoded = decode_frames(
             host.role_scores,
             frames_idx[:, 1],
-            win_bounds[frame_win, 1] - win_bounds[frame_win, 0],
+            bounds[frame_win, 1] - bounds[frame_win, 0],
             tuple(cfg["labels"]["roles"]),
-            offsets=win_bounds[frame_win, 0],
+            offsets=bounds[frame_win, 0],
             decoding=options.decoding,
             transitions=cfg["transitions"],
             start=cfg["start"],
             transition_weight=options.transition_weight,
             unique_core=options.unique_core_roles,
         )
-    # per window: array slices
-    pos_names = np.array([t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object)
-    dep_names = np.array(list(deps) or [""], dtype=object)
-    store_attention = attention is not None and options.store_attention
-    token_offset = 0
-    attn_by_doc: Dict[int, List[List[float]]] = {}
-    pos_by_doc: Dict[int, List[str]] = {}
-    parse_by_doc: Dict[int, Any] = {}
-    for s, (doc_i, w_start, w_end) in enumerate(host.windows):
-        doc = docs[doc_i]
-        length = w_end - w_start
-        if doc_i not in pos_by_doc:  # the doc's first window
-            pos_by_doc[doc_i] = [""] * len(doc)
-            # a model without a syntactic head (SA, parse_layer = 0) follows no parse;
-            # one that followed the doc's parse followed all of it (windows cover the doc)
-            if not has_syntax:
-                parse_by_doc[doc_i] = None
-            elif parse_source == "doc":
-                parse_by_doc[doc_i] = doc_own_parse(doc)
-            else:
-                parse_by_doc[doc_i] = {"heads": list(range(len(doc))), "deps": [""] * len(doc)}
-        parse = parse_by_doc[doc_i]
-        if parse is not None and used_heads is not None and parse_source != "doc":
-            heads = w_start + used_heads[s, :length].astype(np.int64)
-            parse["heads"][w_start:w_end] = heads.tolist()
-            if dep_ids is not None:
-                parse["deps"][w_start:w_end] = dep_names[dep_ids[s, :length]].tolist()
-        if tag_ids is not None:
-            window_tags = tag_ids[token_offset : token_offset + length]
-            pos_by_doc[doc_i][w_start:w_end] = pos_names[window_tags].tolist()
-        if store_attention:
-            assert attention is not None
-            rows = attn_by_doc.setdefault(
-                doc_i, [[0.0] * len(doc) for _ in range(attention.shape[1])]
-            )
-            for h, values in enumerate(attention[s, :, :length].astype(np.float64).tolist()):
-                rows[h][w_start:w_end] = values
-        token_offset += length
-    # frames after the parse: a roleset's particle ("pick_up.01") is looked for there
-    frames_by_doc: Dict[int, List[Dict[str, Any]]] = defaultdict(list)
-    for f, (s, (predicate, frame_roles)) in enumerate(
-        zip(frame_win.tolist(), decoded, strict=True)
-    ):
-        doc_i = win_doc[s]
-        context = PredicateContext.of(
-            docs[doc_i], predicate, int(win_bounds[s, 1]), parse_by_doc.get(doc_i)
-        )
-        lemma, roleset, upos = frame_labels(docs[doc_i], f, predicate, context)
-        frames_by_doc[doc_i].append(
-            {
-                "predicate": list(predicate),
-                "roleset": roleset,
-                "lemma": lemma,
-                "roles": frame_roles,
-                "_pos": upos,
-            }
-        )
-    keep_pos = options.predicate_pos
-    for doc_i, doc in enumerate(docs):
-        pos = pos_by_doc.get(doc_i)
-        if pos is not None:
-            doc._.srl_pos = pos
-            doc._.srl_parse = parse_by_doc[doc_i]
-            if options.write_pos and tag_ids is not None:
-                for token, tag in zip(doc, pos, strict=True):
-                    if tag and not token.tag_:
-                        token.tag_ = tag
-        frames = []
-        for frame in frames_by_doc.get(doc_i, []):
-            start = frame["predicate"][0]
-            upos = frame.pop("_pos") or ptb_upos(pos[start] if pos else "")
+        frame_labels = frame_label_decoder(host, self.ops, cfg, self.tables)
+        keep_pos = options.predicate_pos
+        for f, (s, (predicate, roles)) in enumerate(zip(frame_win.tolist(), decoded, strict=True)):
+            doc_i = host.windows[s][0]
+            doc, state = docs[doc_i], states[doc_i]
+            context = PredicateContext.of(doc, predicate, int(bounds[s, 1]), state.parse)
+            lemma, roleset, upos = frame_labels(doc, f, predicate, context)
+            upos = upos or ptb_upos(state.pos[predicate[0]])
             if keep_pos is None or upos in keep_pos:
-                frames.append(frame)
-        set_srl_frames(doc, frames, spans_key=options.spans_key)
-        doc._.srl_parse_source = parse_source if has_syntax else None
-        if doc_i in attn_by_doc:
-            names = [f"head_{h}" for h in range(len(attn_by_doc[doc_i]))]
-            doc._.srl_label_attention = {"heads": names, "weights": attn_by_doc[doc_i]}
-        if options.overwrite_parse and parse_source == "model" and doc._.srl_parse:
-            write_parse(doc, doc._.srl_parse["heads"], doc._.srl_parse["deps"])
+                state.frames.append(
+                    {
+                        "predicate": list(predicate),
+                        "roleset": roleset,
+                        "lemma": lemma,
+                        "roles": roles,
+                    }
+                )
+
+
+def start_parse(doc: Doc, parse_source: str, has_syntax: bool) -> Optional[Dict[str, Any]]:
+    """``doc._.srl_parse`` before any window is decoded: none for a model without a
+    syntactic head (SA, parse_layer = 0), the doc's own where it was followed (windows
+    cover the doc), else self-loops without labels for the windows to fill in."""
+    if not has_syntax:
+        return None
+    if parse_source == "doc":
+        return doc_own_parse(doc)
+    return {"heads": list(range(len(doc))), "deps": [""] * len(doc)}
+
+
+def fill_pos(host: Any, states: Sequence[DocAnnotations], pos_names: np.ndarray) -> None:
+    """The POS of each window's tokens (the argmax of the joint POS/predicate tags)."""
+    tag_ids = host.tag_scores.argmax(axis=-1)
+    offset = 0  # tag rows are the windows' tokens, unpadded, in order
+    for doc_i, start, end in host.windows:
+        states[doc_i].pos[start:end] = pos_names[tag_ids[offset : offset + end - start]].tolist()
+        offset += end - start
+
+
+def fill_parse(
+    host: Any, states: Sequence[DocAnnotations], dep_names: Optional[np.ndarray]
+) -> None:
+    """The heads each window's layers followed and (``dep_names``) their labels."""
+    dep_ids = host.dep_scores.argmax(axis=-1) if dep_names is not None else None
+    for s, (doc_i, start, end) in enumerate(host.windows):
+        parse = states[doc_i].parse
+        assert parse is not None
+        length = end - start
+        parse["heads"][start:end] = (start + host.used_heads[s, :length].astype(np.int64)).tolist()
+        if dep_ids is not None and dep_names is not None:
+            parse["deps"][start:end] = dep_names[dep_ids[s, :length]].tolist()
+
+
+def fill_attention(host: Any, states: Sequence[DocAnnotations]) -> None:
+    """Each label attention head's weights over each window's tokens."""
+    attention = host.label_attention
+    for s, (doc_i, start, end) in enumerate(host.windows):
+        state = states[doc_i]
+        if state.attention is None:
+            state.attention = [[0.0] * len(state.pos) for _ in range(attention.shape[1])]
+        for h, values in enumerate(attention[s, :, : end - start].astype(np.float64).tolist()):
+            state.attention[h][start:end] = values
+
+
+def write_doc(doc: Doc, state: DocAnnotations, options: SRLOptions) -> None:
+    """Write a doc's annotations once all its windows are decoded."""
+    doc._.srl_pos = state.pos
+    doc._.srl_parse = state.parse
+    if options.write_pos:
+        for token, tag in zip(doc, state.pos, strict=True):
+            if tag and not token.tag_:
+                token.tag_ = tag
+    set_srl_frames(doc, state.frames, spans_key=options.spans_key)
+    doc._.srl_parse_source = state.parse_source
+    if state.attention is not None:
+        names = [f"head_{h}" for h in range(len(state.attention))]
+        doc._.srl_label_attention = {"heads": names, "weights": state.attention}
+    if options.overwrite_parse and state.parse_source == "model" and state.parse:
+        write_parse(doc, state.parse["heads"], state.parse["deps"])
 
 
 def doc_own_parse(doc: Doc) -> Dict[str, List[Any]]:
@@ -175,7 +226,7 @@ def frame_label_decoder(
     from ..device import to_host
     from .senses import frame_lemma
 
-    # numpy already when called from annotate_group (to_host copies nothing then)
+    # numpy already when called from Annotator.add (to_host copies nothing then)
     sense_scores = to_host(out.sense_scores)
     lemma_scores = to_host(out.lemma_scores)
     pos_scores = to_host(out.pred_pos_scores)

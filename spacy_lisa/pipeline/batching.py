@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
+from dataclasses import dataclass, replace
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, cast
 
 import numpy as np
 from spacy.tokens import Doc
@@ -173,30 +173,85 @@ def predict_batch(
 
 @dataclass
 class PredictGroup:
-    """Docs of one model call at prediction: they share a parse source."""
+    """One model call at prediction and its output: docs that share a parse source, or
+    a run of the windows of one long doc (its other windows are other calls)."""
 
     doc_indices: List[int]
     output: LisaOutput
     parse_source: str  # what is written to doc._.srl_parse_source
 
 
+# A doc's index and the run of its windows that one model call encodes
+Piece = Tuple[int, List[Tuple[int, int]]]
+
+
+class PredictCalls:
+    """The model calls on a list of docs, run one at a time as they are iterated (each
+    pass runs them again): a reader that decodes each call's output before taking the
+    next holds one call's scores at a time, however long the docs are."""
+
+    def __init__(
+        self,
+        docs: List[Doc],
+        model: Model,
+        options: SRLOptions,
+        calls: List[Tuple[str, List[Piece]]],
+    ) -> None:
+        self.docs, self.model, self.options, self.calls = docs, model, options, calls
+
+    def __iter__(self) -> Iterator[PredictGroup]:
+        whole: Optional[LisaBatch] = None  # the doc being cut into parts, if any
+        for source, pieces in self.calls:
+            indices = [i for i, _ in pieces]
+            docs = [self.docs[i] for i in indices]
+            doc, first_windows = docs[0], pieces[0][1]
+            if len(pieces) == 1 and is_part(doc, first_windows):
+                if whole is None or whole.docs[0] is not doc:
+                    # its heads, predicates and token vectors once, for all its parts
+                    # (each part sets its windows: window_run)
+                    whole = replace(
+                        predict_batch([doc], source, self.options, [[]]), vectors={}, parts=True
+                    )
+                batch = window_run(whole, first_windows)
+            else:
+                whole = None
+                batch = predict_batch(docs, source, self.options, [w for _, w in pieces])
+                batch.vectors = {}  # overwrite_parse's second call runs no tok2vec
+            yield PredictGroup(indices, _predict(batch, self.model, self.options, source), source)
+
+
+def is_part(doc: Doc, windows: List[Tuple[int, int]]) -> bool:
+    """Whether ``windows`` cover only a part of ``doc`` (a long doc cut into calls)."""
+    return windows[0][0] > 0 or windows[-1][1] < len(doc)
+
+
 def predict_groups(
     docs: List[Doc], model: Model, options: SRLOptions, windower: Windower
-) -> List[PredictGroup]:
-    """The model's output on ``docs``, grouped by the parse they follow and cut into
-    calls of similar window lengths (:func:`length_chunks`); empty docs are in none."""
+) -> PredictCalls:
+    """The model's calls on ``docs``, grouped by the parse they follow and cut into
+    calls of similar window lengths (:func:`length_chunks`); empty docs are in none.
+    The windows are found now (W001 and W003 are the caller's); the calls run when
+    iterated."""
     windows = prediction_windows(docs, options, windower)
     by_source: Dict[str, List[int]] = defaultdict(list)
     for i in windows:
         by_source[resolve_parse_source(docs[i], options.parse_source)].append(i)
-    groups = []
-    for source, source_indices in by_source.items():
-        for indices in length_chunks(source_indices, windows):
-            batch = predict_batch(
-                [docs[i] for i in indices], source, options, [windows[i] for i in indices]
-            )
-            groups.append(PredictGroup(indices, _predict(batch, model, options, source), source))
-    return groups
+    calls = [
+        (source, pieces)
+        for source, source_indices in by_source.items()
+        for pieces in length_chunks(source_indices, windows)
+    ]
+    return PredictCalls(docs, model, options, calls)
+
+
+def window_run(batch: LisaBatch, windows: List[Tuple[int, int]]) -> LisaBatch:
+    """``batch`` of one doc cut to a run of its ``windows`` (with the predicates in it)."""
+    start, end = windows[0][0], windows[-1][1]
+    predicates = None
+    if batch.predicates is not None:
+        marked = np.asarray(batch.predicates[0])
+        predicates = [cast(Ints1d, marked[(marked >= start) & (marked < end)])]
+    return replace(batch, windows=[windows], predicates=predicates)
 
 
 def prediction_windows(
@@ -214,7 +269,8 @@ def prediction_windows(
 # padded tokens (windows x longest window) per model call at prediction. The encoder's
 # token-wise layers run on the real tokens only (lisa_torch's packing), so padding costs
 # only attention and the role scorer: 1,024 beat 512 (before packing's best), 1,536,
-# 2,048 and 3,072 on EWT dev sentences, one thread
+# 2,048 and 3,072 on EWT dev sentences, one thread. It also bounds a call's scores (and
+# so prediction's memory): a longer doc is cut into calls of its own
 PREDICT_CHUNK_TOKENS = 1024
 
 
@@ -222,26 +278,32 @@ def length_chunks(
     indices: List[int],
     windows: Dict[int, List[Tuple[int, int]]],
     max_padded: Optional[int] = None,
-) -> List[List[int]]:
+) -> List[List[Piece]]:
     """Split docs into model calls of similar window lengths: the encoder pads every
     window of a call to the longest, so a batch of sentences of 3 to 60 tokens spends
     most of its matmuls (and, quadratically, its attention) on padding. Docs are sorted
     by their longest window and cut where ``windows x longest`` would pass
-    ``max_padded`` (default ``PREDICT_CHUNK_TOKENS``; a doc longer than that is a call
-    of its own)."""
+    ``max_padded`` (default ``PREDICT_CHUNK_TOKENS``). A doc over it is cut into runs
+    of windows that fit (at least one window each), each a call of its own, in order."""
     if max_padded is None:
         max_padded = PREDICT_CHUNK_TOKENS
     longest = {i: max(end - start for start, end in windows[i]) for i in indices}
-    chunks: List[List[int]] = []
-    current: List[int] = []
+    chunks: List[List[Piece]] = []
+    current: List[Piece] = []
     n_windows = 0
     for i in sorted(indices, key=lambda i: longest[i], reverse=True):
+        if len(windows[i]) * longest[i] > max_padded:
+            per_call = max(1, max_padded // longest[i])
+            chunks.extend(
+                [(i, windows[i][k : k + per_call])] for k in range(0, len(windows[i]), per_call)
+            )
+            continue
         # the first doc of a chunk is its longest (descending order)
-        width = longest[current[0]] if current else longest[i]
+        width = longest[current[0][0]] if current else longest[i]
         if current and (n_windows + len(windows[i])) * width > max_padded:
             chunks.append(current)
             current, n_windows = [], 0
-        current.append(i)
+        current.append((i, windows[i]))
         n_windows += len(windows[i])
     if current:
         chunks.append(current)
@@ -260,7 +322,8 @@ def _predict(batch: LisaBatch, model: Model, options: SRLOptions, source: str) -
 
 def tree_batch(batch: LisaBatch, model: Model, output: LisaOutput) -> LisaBatch:
     """``batch`` following the maximum spanning tree of ``output``'s parent scores (a
-    well-formed tree per window, root = self-loop) instead of the model's own parse."""
+    well-formed tree per window, root = self-loop) instead of the model's own parse
+    (tokens outside the batch's windows, in a part of a doc: their own heads)."""
     from .decoding import mst_decode
 
     head_scores = model.ops.to_numpy(output.head_scores)
@@ -270,10 +333,4 @@ def tree_batch(batch: LisaBatch, model: Model, output: LisaOutput) -> LisaBatch:
         heads[doc_i][w_start:w_end] = w_start + np.asarray(
             mst_decode(head_scores[s, :n, :n]), dtype="i"
         )
-    return LisaBatch(
-        docs=batch.docs,
-        windows=batch.windows,
-        heads=[ints1d(h.tolist()) for h in heads],
-        predicates=batch.predicates,
-        parse_mode="given",
-    )
+    return replace(batch, heads=[cast(Ints1d, h) for h in heads], parse_mode="given")

@@ -17,9 +17,20 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from itertools import islice
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 import srsly
 from spacy import util
@@ -35,7 +46,7 @@ from ..frames import has_srl_annotation, install_extensions, set_srl_frames
 from ..models.lisa import FRAME_DIMS
 from ..models.types import LisaBatch, LisaOutput, LisaSizes, LisaTargets
 from ..signatures import with_fields_as_parameters
-from .annotate import annotate_group
+from .annotate import Annotator
 from .batching import PredictGroup, Windower, predict_groups, train_batch
 from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
 from .labels import (
@@ -161,11 +172,24 @@ def _option(name: str) -> property:
     return property(get, set_, doc=f"The ``{name}`` option (see :class:`SRLOptions`).")
 
 
-@dataclass
 class LisaPrediction:
-    """What :meth:`LisaSRL.predict` returns and :meth:`LisaSRL.set_annotations` reads."""
+    """What :meth:`LisaSRL.predict` returns and :meth:`LisaSRL.set_annotations` reads:
+    the model calls on the docs, each run as it is read, so that annotating decodes a
+    call's scores before the next call runs (a long doc's scores are never all held).
+    :attr:`groups` runs the calls and keeps their outputs, to inspect the scores."""
 
-    groups: List[PredictGroup]
+    def __init__(self, calls: Iterable[PredictGroup]) -> None:
+        self.calls = calls
+        self._groups: Optional[List[PredictGroup]] = None
+
+    @property
+    def groups(self) -> List[PredictGroup]:
+        if self._groups is None:
+            self._groups = list(self.calls)
+        return self._groups
+
+    def __iter__(self) -> Iterator[PredictGroup]:
+        return iter(self._groups if self._groups is not None else self.calls)
 
 
 class LisaSRL(TrainablePipe):
@@ -271,8 +295,9 @@ class LisaSRL(TrainablePipe):
 
     # ---------------------------------------------------------------- predict ----------
     def predict(self, docs: Iterable[Doc]) -> LisaPrediction:
-        """Run the model; touches no doc. Docs are grouped by the parse they use (one
-        model call per group)."""
+        """The model's calls on ``docs``, run when :meth:`set_annotations` reads them;
+        touches no doc. Docs are grouped by the parse they use and cut into calls of
+        bounded size (a long doc into several)."""
         if not self.is_initialized:
             raise ValueError(Errors.E020.format(name=self.name))
         _single_threaded_in_worker(self._owner_pid)
@@ -302,12 +327,12 @@ class LisaSRL(TrainablePipe):
             if len(doc) == 0:
                 set_srl_frames(doc, [], spans_key=self.options.spans_key)
                 doc._.srl_parse_source = None
-        ops, tables = self.model.ops, self._frame_label_tables()
-        for group in scores.groups:
-            group_docs = [docs[i] for i in group.doc_indices]
-            annotate_group(
-                group_docs, group.output, group.parse_source, ops, self.cfg, self.options, tables
-            )
+        annotator = Annotator(
+            docs, self.model.ops, self.cfg, self.options, self._frame_label_tables()
+        )
+        for group in scores:
+            annotator.add(group.doc_indices, group.output, group.parse_source)
+            del group  # its scores go before the next call runs
 
     # ---------------------------------------------------------------- training ---------
     def _train_batch(self, examples: Sequence[Example]) -> LisaBatch:

@@ -119,14 +119,22 @@ def test_hostile_json_lines_are_skipped_and_the_output_stays_json(
 
 @pytest.mark.slow
 def test_a_long_sentence_gives_output_linear_in_its_length(
-    srl_model_dir: Path, tmp_path: Path
+    srl_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import spacy_lisa.pipeline.batching as batching
+
     n_tokens = 3_000
     path = tmp_path / "long.txt"
     path.write_text(unpunctuated(n_tokens) + "\n", encoding="utf8")
     out = tmp_path / "out.jsonl"
     result = CliRunner().invoke(app, ["predict", str(srl_model_dir), str(path), "-o", str(out)])
     assert result.exit_code == 0, result.output
+    # its 24 windows ran in 3 calls of 8 (bounded memory): the output of one call on all
+    monkeypatch.setattr(batching, "PREDICT_CHUNK_TOKENS", 10**9)
+    one_call = tmp_path / "one_call.jsonl"
+    args = ["predict", str(srl_model_dir), str(path), "-o", str(one_call)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert one_call.read_bytes() == out.read_bytes()
     (record,) = [json.loads(line) for line in out.read_text("utf8").splitlines()]
     n_frames = len(record["frames"])
     size = out.stat().st_size

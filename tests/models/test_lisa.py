@@ -6,7 +6,7 @@ listener behind a real transformer component)."""
 import copy
 import pickle
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy
 import pytest
@@ -366,6 +366,46 @@ def test_invalid_batches():
     model.attrs["predicate_tags"] = [len(TAGS)]
     with pytest.raises(ValueError, match="E159"):
         model.predict(make_batch(docs))
+
+
+def test_a_run_of_a_docs_windows_scores_as_in_all_of_them():
+    """LisaBatch.parts (prediction): windows covering a run of a doc score as they do
+    among all the doc's windows, the tok2vec run once for all the runs (``vectors``);
+    predicates outside the run, and training on a run, are refused."""
+    model = make_model()
+    docs = [max(make_docs(), key=len)]
+    model.initialize(X=make_batch(docs))
+    n = len(docs[0])
+    cut = [(0, 2), (2, 4), (4, n)]
+    whole = model.predict(make_batch(docs, windows=[cut], predicates=False))
+    vectors: Dict[Any, Any] = {}
+    runs = [
+        model.predict(
+            make_batch(docs, windows=[[w]], predicates=False, parts=True, vectors=vectors)
+        )
+        for w in cut
+    ]
+    assert len(vectors) == 1  # one tok2vec pass, on the whole doc
+    whole_frames = [tuple(f) for f in whole.frames.tolist()]
+    for s, (run, (start, end)) in enumerate(zip(runs, cut, strict=True)):
+        assert run.windows == [(0, start, end)]
+        numpy.testing.assert_allclose(run.tag_scores, whole.tag_scores[start:end], atol=1e-5)
+        assert numpy.array_equal(
+            run.used_heads[0, : end - start], whole.used_heads[s, : end - start]
+        )
+        offsets = [t for w, t in whole_frames if w == s]
+        assert run.frames[:, 1].tolist() == offsets
+        for f, t in enumerate(offsets):
+            numpy.testing.assert_allclose(
+                run.role_scores[f, : end - start],
+                whole.role_scores[whole_frames.index((s, t)), : end - start],
+                atol=1e-5,
+            )
+    outside = make_batch(docs, windows=[cut[:1]], parts=True)  # predicates past token 2
+    with pytest.raises(ValueError, match="E156"):
+        model.predict(outside)
+    with pytest.raises(ValueError, match="E156"):
+        model.begin_update(make_batch(docs, windows=[cut[:1]], predicates=False, parts=True))
 
 
 def test_without_syntactic_head():

@@ -5,13 +5,16 @@ attention is stored on the doc when asked."""
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
 from srl_testing import TINY_MODEL
-from test_srl_component import TEXTS, frames_of, make_examples
+from test_srl_component import LONG, TEXTS, frames_of, make_examples
+
+import spacy_lisa.pipeline.batching as batching
 
 VARIANTS = {
     "lan": {
@@ -81,6 +84,24 @@ def test_lal_attention_is_stored_and_serialisable(variant_nlp):
 
     html = spacy_lisa.render(doc)
     assert all(f"head_{i}" in html for i in range(4))
+
+
+def test_a_long_doc_cut_into_calls_is_annotated_as_in_one(variant_nlp, monkeypatch):
+    """The label-attention options, the LAL attention stored on the doc included, give
+    a doc of many windows cut into bounded calls what one call on it gives."""
+    name, nlp = variant_nlp
+    docs = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # W001: a window longer than max_length
+        for budget in (10**9, 128):
+            monkeypatch.setattr(batching, "PREDICT_CHUNK_TOKENS", budget)
+            docs[budget] = nlp(LONG)
+    whole, cut = docs[10**9], docs[128]
+    assert frames_of(cut) == frames_of(whole), name
+    assert (cut._.srl_parse, cut._.srl_pos) == (whole._.srl_parse, whole._.srl_pos), name
+    if name == "lal":  # float weights: windows padded to another length in the cut calls
+        weights = [np.asarray(d._.srl_label_attention["weights"]) for d in (cut, whole)]
+        np.testing.assert_allclose(*weights, rtol=0, atol=1e-6)
 
 
 def test_lan_starts_from_the_log_prior_of_the_roles():

@@ -170,11 +170,16 @@ def test_length_chunks_group_similar_windows_within_the_padding_budget():
     lengths = {0: 3, 1: 40, 2: 5, 3: 38, 4: 4, 5: 200}
     windows = {i: [(0, n)] for i, n in lengths.items()}
     chunks = length_chunks(list(lengths), windows, max_padded=100)
-    # longest first; a doc over the budget alone; then as many as fit padded to the longest
-    assert chunks == [[5], [1, 3], [2, 4, 0]]
-    assert sorted(i for chunk in chunks for i in chunk) == list(lengths)
+    # longest first; a window over the budget alone; then as many as fit padded to the longest
+    assert [[i for i, _ in chunk] for chunk in chunks] == [[5], [1, 3], [2, 4, 0]]
+    assert all(part == windows[i] for chunk in chunks for i, part in chunk)
     for chunk in chunks[1:]:
-        assert len(chunk) * max(lengths[i] for i in chunk) <= 100
+        assert len(chunk) * max(lengths[i] for i, _ in chunk) <= 100
+    # a doc of many windows over the budget: runs of windows that fit, each a call, in order
+    windows[6] = [(k, k + 30) for k in range(0, 300, 30)] + [(300, 310)]
+    chunks = length_chunks([6, 1], windows, max_padded=100)
+    assert chunks[:4] == [[(6, windows[6][k : k + 3])] for k in range(0, 12, 3)]
+    assert chunks[4:] == [[(1, [(0, 40)])]]
 
 
 def test_prediction_in_length_chunks_equals_one_doc_at_a_time(trained_nlp, monkeypatch):
@@ -182,14 +187,83 @@ def test_prediction_in_length_chunks_equals_one_doc_at_a_time(trained_nlp, monke
 
     texts = TEXTS + [" ".join(TEXTS), "Mary ."]
     one_by_one = [frames_of(trained_nlp(t)) for t in texts]
-    calls = []
+    calls: List[List[str]] = []
     predict = batching._predict
     monkeypatch.setattr(batching, "PREDICT_CHUNK_TOKENS", 16)
     monkeypatch.setattr(
-        batching, "_predict", lambda batch, *a: calls.append(len(batch.docs)) or predict(batch, *a)
+        batching,
+        "_predict",
+        lambda batch, *a: calls.append([d.text for d in batch.docs]) or predict(batch, *a),
     )
     assert [frames_of(d) for d in trained_nlp.pipe(texts, batch_size=64)] == one_by_one
-    assert len(calls) > 1 and sum(calls) == len(texts)  # one pipe batch, several calls
+    seen = [text for call in calls for text in call]
+    assert len(calls) > 1 and set(seen) == set(texts)  # one pipe batch, several calls
+    assert seen.count(" ".join(TEXTS)) > 1  # the doc of six sentences cut into runs of them
+
+
+# one sentence of 600 tokens: 5 windows of max_length = 128
+LONG = " ".join(["John sold the car to Mary she said she would come Tom gave Anna flowers"] * 40)
+
+
+def _long_doc(nlp: Language, setting: str) -> Doc:
+    words = LONG.split()
+    if setting == "parse_source":  # its own parse, a chain across the windows
+        heads = [max(i - 1, 0) for i in range(len(words))]
+        return Doc(nlp.vocab, words=words, heads=heads, deps=["dep"] * len(words))
+    doc = nlp.make_doc(LONG)
+    if setting == "predicate_source":
+        doc._.srl_predicates = [i for i, w in enumerate(words) if w in ("sold", "said", "gave")]
+    return doc
+
+
+def _annotations(doc: Doc):
+    return (
+        frames_of(doc),
+        doc._.srl_parse,
+        doc._.srl_pos,
+        doc._.srl_parse_source,
+        [(t.tag_, t.head.i, t.dep_) for t in doc],
+    )
+
+
+@pytest.mark.parametrize("setting", ["", "overwrite_parse", "parse_source", "predicate_source"])
+def test_a_long_doc_in_bounded_calls_is_annotated_as_in_one(trained_nlp, monkeypatch, setting):
+    """A doc of many windows is cut into model calls within the padding budget, each
+    decoded before the next runs (its scores released), and gets exactly the frames,
+    parse and POS of one call on all its windows."""
+    import weakref
+
+    import spacy_lisa.pipeline.batching as batching
+
+    srl = trained_nlp.get_pipe("lisa_srl")
+    values = {"overwrite_parse": True, "parse_source": "doc", "predicate_source": "doc"}
+    before = getattr(srl, setting) if setting else None
+    if setting:
+        setattr(srl, setting, values[setting])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # W001: a window longer than max_length
+            monkeypatch.setattr(batching, "PREDICT_CHUNK_TOKENS", 10**9)
+            whole = srl(_long_doc(trained_nlp, setting))
+            monkeypatch.setattr(batching, "PREDICT_CHUNK_TOKENS", 256)
+            outputs: List[weakref.ref] = []
+            alive: List[int] = []
+            predict = batching._predict
+
+            def recorded(batch, *args):
+                alive.append(sum(ref() is not None for ref in outputs))
+                output = predict(batch, *args)
+                outputs.append(weakref.ref(output))
+                assert len(output.windows) * output.role_scores.shape[1] <= 256
+                return output
+
+            monkeypatch.setattr(batching, "_predict", recorded)
+            cut = srl(_long_doc(trained_nlp, setting))
+    finally:
+        if setting:
+            setattr(srl, setting, before)
+    assert len(outputs) == 3 and alive == [0, 0, 0]  # 2 + 2 + 1 windows, one at a time
+    assert whole._.srl_frames and _annotations(cut) == _annotations(whole)
 
 
 def test_multiprocessing(trained_nlp):
