@@ -21,7 +21,8 @@ from pathlib import Path
 from spacy.vocab import Vocab
 
 from spacy_lisa.corpus.docbin import read_docbin, write_docbin
-from spacy_lisa.pipeline.teacher import TEACHER_KEY, merge_teacher_data
+from spacy_lisa.pipeline.teacher import merge_teacher_data
+from spacy_lisa.teacher_data import TEACHER_KEY
 
 
 def main() -> None:

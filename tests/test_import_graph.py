@@ -104,6 +104,53 @@ def test_a_circle_is_found():
     assert cycles(graph) == [["a", "b", "c"]]
 
 
+def folder(module: str) -> str:
+    """The folder of a spacy_lisa module: the first part of its name under spacy_lisa
+    (``spacy_lisa.corpus.conllu`` -> ``corpus``); a top-level module is its own folder,
+    the package's ``__init__`` is ``spacy_lisa``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def folder_graph(graph: Dict[str, Set[str]]) -> Dict[str, Set[str]]:
+    """``graph`` between folders: a folder imports another where one of its modules
+    imports one of the other's."""
+    folders: Dict[str, Set[str]] = {}
+    for module, targets in graph.items():
+        here = folder(module)
+        folders.setdefault(here, set()).update(folder(t) for t in targets if folder(t) != here)
+    return folders
+
+
+def test_no_import_circle_between_folders():
+    # the folders are layers (the corpus readers below the component, ...): no folder
+    # imports one that imports it back, even through modules that form no circle
+    graph = import_graph()
+    circles = cycles(folder_graph(graph))
+    imports = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if folder(module) != folder(target)
+        and any({folder(module), folder(target)} <= set(circle) for circle in circles)
+    )
+    assert circles == [], "imports between the folders of a circle:\n" + "\n".join(imports)
+
+
+def test_a_circle_between_folders_is_found():
+    # no circle between the modules, one between their folders
+    graph = {
+        "spacy_lisa.a.x": {"spacy_lisa.b.y"},
+        "spacy_lisa.b.y": set(),
+        "spacy_lisa.b.z": {"spacy_lisa.a.w"},
+        "spacy_lisa.a.w": set(),
+        "spacy_lisa.c": {"spacy_lisa.a.x", "spacy_lisa"},
+        "spacy_lisa": set(),
+    }
+    assert cycles(graph) == []
+    assert cycles(folder_graph(graph)) == [["a", "b"]]
+
+
 def test_models_know_nothing_of_the_component_and_the_library_nothing_of_its_cli():
     graph = import_graph()
     upward = [

@@ -20,17 +20,21 @@ frame file is every entry of the folder whose name ends in ``.xml`` in any case
 
 Skip messages carry bounded text: :func:`excerpt` keeps the start of a long value and
 says its length, so a 1 MB attribute costs a line, not a megabyte per skip.
+
+Both list a roleset under the word :func:`roleset_head_lemma` reads from its id
+(``take_into_account.04`` under ``take``).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
-from typing import List, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from ..errors import Errors
 
@@ -40,6 +44,8 @@ MAX_FRAME_FILE_BYTES = 16 * 1024 * 1024
 # real roleset ids have at most ~35 characters ("take_into_account.04"); a longer one is
 # a defect, and each example would copy it into its Doc
 MAX_ROLESET_ID_CHARS = 100
+# a roleset id: its lemma (a phrasal one's words joined by "_"), a dot and the sense
+ROLESET_ID = re.compile(r"^(?P<lemma>.+)\.(?P<sense>[0-9A-Za-z]+)$")
 EXCERPT_CHARS = 80
 
 
@@ -123,3 +129,10 @@ def _check_regular_file(path: Path) -> None:
             "file_too_large",
             f"{info.st_size:,} bytes, over the {MAX_FRAME_FILE_BYTES:,} a frame file may have",
         )
+
+
+def roleset_head_lemma(roleset: str) -> Optional[str]:
+    """The word a roleset is a candidate of: ``"take_into_account.04"`` -> ``"take"``,
+    ``"sell.01"`` -> ``"sell"``; ``None`` for an id that is not ``lemma.sense``."""
+    match = ROLESET_ID.match(roleset)
+    return match.group("lemma").split("_")[0] if match else None

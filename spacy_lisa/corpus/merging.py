@@ -24,7 +24,7 @@ from spacy.tokens import Doc, Token
 
 from ..errors import Errors
 from ..frames import has_srl_annotation, set_srl_frames
-from ..pipeline.teacher import TEACHER_KEY
+from ..teacher_data import TEACHER_KEY
 from .docbin import DOC_ID_KEY, SENT_IDS_KEY
 
 # the relation of a later sentence's root to the first one in a merged sentence

@@ -63,7 +63,6 @@ from pathlib import Path
 from typing import Any, Collection, Dict, Iterator, List, Optional, Set, Tuple
 
 from ..errors import Errors
-from ..pipeline.senses import roleset_head_lemma
 from ._io import CorpusFormatError, PathLike
 from .frame_files import (
     MAX_ROLESET_ID_CHARS,
@@ -72,6 +71,7 @@ from .frame_files import (
     frame_file_paths,
     no_usable_file_message,
     parse_frame_file,
+    roleset_head_lemma,
 )
 from .records import Argument, Predicate, SentenceRecord
 

@@ -18,7 +18,8 @@ from typing import Any, Collection, Dict, Iterable, List, Set
 from ..errors import Errors
 from ._io import CorpusFormatError, PathLike
 from .docbin import convert_to_docbin, read_docbin
-from .propbank_frames import FramesReport, read_frame_examples, roleset_head_lemma
+from .frame_files import roleset_head_lemma
+from .propbank_frames import FramesReport, read_frame_examples
 from .records import SentenceRecord
 from .stats import CorpusStats
 

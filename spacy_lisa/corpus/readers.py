@@ -23,7 +23,7 @@ from spacy.vocab import Vocab
 from ..errors import Errors, Warnings
 from ..frames import has_srl_annotation, set_srl_frames
 from ..patches import cached_msgpack_codecs
-from ..pipeline.teacher import TEACHER_KEY, slice_teacher
+from ..teacher_data import TEACHER_KEY, slice_teacher
 from .merging import merge_consecutive
 
 if TYPE_CHECKING:

@@ -17,7 +17,6 @@ into class indices for training, and decodes a frame's lemma and roleset:
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -36,6 +35,15 @@ from typing import (
 
 import numpy as np
 
+from ..corpus.frame_files import (
+    MAX_ROLESET_ID_CHARS,
+    ROLESET_ID,
+    UnusableFrameFile,
+    frame_file_paths,
+    no_usable_file_message,
+    parse_frame_file,
+    roleset_head_lemma,
+)
 from ..errors import Errors, Warnings
 
 if TYPE_CHECKING:
@@ -44,20 +52,11 @@ if TYPE_CHECKING:
 
     from ..frames import SRLFrame
 
-_ROLESET = re.compile(r"^(?P<lemma>.+)\.(?P<sense>[0-9A-Za-z]+)$")
-
 
 def roleset_lemma(roleset: str) -> str:
     """``"pick_up.01"`` -> ``"pick_up"`` (the part before the sense number)."""
-    match = _ROLESET.match(roleset)
+    match = ROLESET_ID.match(roleset)
     return match.group("lemma") if match else roleset
-
-
-def roleset_head_lemma(roleset: str) -> Optional[str]:
-    """The word a roleset is a candidate of: ``"take_into_account.04"`` -> ``"take"``,
-    ``"sell.01"`` -> ``"sell"``; ``None`` for an id that is not ``lemma.sense``."""
-    match = _ROLESET.match(roleset)
-    return match.group("lemma").split("_")[0] if match else None
 
 
 def gold_lemma(frame: SRLFrame) -> str:
@@ -283,14 +282,6 @@ def add_frame_file_candidates(candidates: Dict[str, List[str]], frames_dir: str)
     raises ``ConfigValidationError`` (E028, E136, E134), which ``spacy train`` prints
     without a traceback."""
     from thinc.api import ConfigValidationError
-
-    from ..corpus.frame_files import (
-        MAX_ROLESET_ID_CHARS,
-        UnusableFrameFile,
-        frame_file_paths,
-        no_usable_file_message,
-        parse_frame_file,
-    )
 
     path = Path(frames_dir)
     try:

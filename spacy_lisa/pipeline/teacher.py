@@ -6,8 +6,8 @@ predicate, its role distribution over each token of the predicate's window, and 
 token its joint POS/predicate distribution, computed as in training (gold predicates, the
 gold parse fed to the layers above the syntactic head). Each distribution is kept as its
 ``top_k`` labels with their probabilities (renormalised), in the reference doc's
-``user_data[TEACHER_KEY]``, so it travels with the doc through ``DocBin`` and the corpus
-readers.
+``user_data[TEACHER_KEY]`` (:mod:`spacy_lisa.teacher_data`), so it travels with the doc
+through ``DocBin`` and the corpus readers.
 
 A student trained on that data with ``loss_weights.teacher = a`` learns, at every position
 with a teacher distribution, ``(1 - a) * CE(gold) + a * CE(teacher)`` (see
@@ -27,6 +27,7 @@ from thinc.types import Floats2d, Floats3d
 from ..alignment import one_to_one
 from ..errors import Errors
 from ..models.types import LisaOutput
+from ..teacher_data import TEACHER_KEY
 from .batching import Windower, train_batch
 from .options import SRLOptions
 
@@ -37,9 +38,6 @@ class Teacher(Protocol):
     model: Model
     cfg: Dict[str, Any]
     options: SRLOptions
-
-
-TEACHER_KEY = "srl_teacher"
 
 
 def label_with_teacher(
@@ -176,22 +174,6 @@ def _dense_top_k(dense: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
     top = np.take_along_axis(dense, index, axis=-1)
     top /= np.maximum(top.sum(axis=-1, keepdims=True), 1e-12)
     return index.astype("uint16"), top.astype("float16")
-
-
-def slice_teacher(data: Dict[str, Any], start: int, end: int) -> Dict[str, Any]:
-    """The teacher data of tokens [start, end) of a doc, for the doc of that span (the
-    frames whose predicate lies in it; token offsets re-based)."""
-    return {
-        "roles": data["roles"],
-        "tags": data["tags"],
-        "tag_index": data["tag_index"][start:end],
-        "tag_prob": data["tag_prob"][start:end],
-        "frames": [
-            [t - start, index[start:end], prob[start:end]]
-            for t, index, prob in data["frames"]
-            if start <= t < end
-        ],
-    }
 
 
 class _LabelMaps:

@@ -13,7 +13,7 @@ from spacy_lisa.corpus.docbin import DOC_ID_KEY, convert_to_docbin
 from spacy_lisa.corpus.merging import merge_consecutive, merge_sentence_docs
 from spacy_lisa.corpus.readers import create_srl_corpus_reader
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.pipeline.teacher import TEACHER_KEY
+from spacy_lisa.teacher_data import TEACHER_KEY
 
 
 def _sentence(vocab, doc_id, words, heads, frames, *, pos=None):

@@ -19,11 +19,11 @@ from spacy_lisa.corpus.docbin import (
     records_to_doc,
     write_docbin,
 )
+from spacy_lisa.corpus.frame_files import roleset_head_lemma
 from spacy_lisa.corpus.propbank_frames import (
     FramesReport,
     normalize_label,
     read_frame_examples,
-    roleset_head_lemma,
 )
 from spacy_lisa.corpus.propbank_frames_split import (
     convert_frames,

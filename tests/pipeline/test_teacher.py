@@ -18,12 +18,8 @@ from thinc.api import fix_random_seed
 
 from spacy_lisa.corpus.docbin import write_docbin
 from spacy_lisa.corpus.readers import SRLCorpus, sentence_doc
-from spacy_lisa.pipeline.teacher import (
-    TEACHER_KEY,
-    label_with_teacher,
-    merge_teacher_data,
-    soft_targets,
-)
+from spacy_lisa.pipeline.teacher import label_with_teacher, merge_teacher_data, soft_targets
+from spacy_lisa.teacher_data import TEACHER_KEY
 
 REPO = Path(__file__).parents[2]
 
