@@ -4,11 +4,13 @@ blank-line separated blocks with their line numbers."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import Errors
 
 PathLike = Union[str, Path]
+# one sentence of a column format: (line number, whitespace-split columns) per row
+Rows = Sequence[Tuple[int, List[str]]]
 
 
 class CorpusFormatError(ValueError):
@@ -44,11 +46,32 @@ class CorpusFormatError(ValueError):
 OnInvalid = Optional[Callable[[CorpusFormatError], None]]
 
 
-def handle_invalid(err: CorpusFormatError, on_invalid: OnInvalid) -> None:
-    """Raise ``err`` or hand it to ``on_invalid`` (which counts it as a skip)."""
+def handle_invalid(
+    err: CorpusFormatError, on_invalid: OnInvalid, *, doc_id: Optional[str], sent_index: int
+) -> None:
+    """Locate ``err`` at sentence ``sent_index`` of document ``doc_id``, then raise it or
+    hand it to ``on_invalid`` (which counts it as a skip)."""
+    err.doc_id, err.sent_index = doc_id, sent_index
     if on_invalid is None:
         raise err
     on_invalid(err)
+
+
+def line_error(
+    template: str, *, path: str, line: int, reason: str, **fields: Any
+) -> CorpusFormatError:
+    """The error of ``line`` of ``path`` under ``reason``: ``template`` (a numbered
+    message taking ``path`` and ``line``) filled with ``fields``."""
+    return CorpusFormatError(
+        template.format(path=path, line=line, **fields), path=path, line=line, reason=reason
+    )
+
+
+def column_count_error(*, path: str, line: int, found: int, expected: Any) -> CorpusFormatError:
+    """A row with ``found`` columns where the format (or the sentence) has ``expected``."""
+    return line_error(
+        Errors.E100, path=path, line=line, reason="column_count", found=found, expected=expected
+    )
 
 
 def read_lines(path: PathLike) -> List[str]:
@@ -95,3 +118,19 @@ def iter_blocks(
         block.append((number, line))
     if block:
         yield block[0][0], block
+
+
+def props_count_error(
+    *, path: str, line: int, n_pred: int, n_cols: int, expected: str
+) -> CorpusFormatError:
+    """A sentence whose ``n_cols`` columns do not hold one props column for each of its
+    ``n_pred`` predicates (``expected``: the count it should have, and why)."""
+    return line_error(
+        Errors.E107,
+        path=path,
+        line=line,
+        reason="props_column_count",
+        n_pred=n_pred,
+        n_cols=n_cols,
+        expected=expected,
+    )

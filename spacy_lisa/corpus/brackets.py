@@ -12,7 +12,7 @@ import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import Errors
-from ._io import CorpusFormatError
+from ._io import CorpusFormatError, Rows, line_error
 from .records import Argument, Predicate
 
 LabelledSpan = Tuple[int, int, str]
@@ -107,11 +107,8 @@ def predicate_from_column(
     arguments (outer first, as they open). ``line`` is the predicate row's line."""
     verbs = [s for s in spans if s[2] == "V"]
     if len(verbs) != 1:
-        raise CorpusFormatError(
-            Errors.E110.format(path=path, line=line, column=column, n=len(verbs)),
-            path=path,
-            line=line,
-            reason="predicate_span",
+        raise line_error(
+            Errors.E110, path=path, line=line, reason="predicate_span", column=column, n=len(verbs)
         )
     return Predicate(
         index=index,
@@ -120,3 +117,37 @@ def predicate_from_column(
         roleset=roleset,
         arguments=[Argument(s, e, label) for s, e, label in spans if label != "V"],
     )
+
+
+def bracket_predicates(
+    rows: Rows,
+    predicate_rows: Sequence[int],
+    first: int,
+    *,
+    lemma_column: int,
+    roleset_column: Optional[int],
+    path: str,
+) -> List[Predicate]:
+    """The predicates of a sentence's props, one bracket column each from column
+    ``first`` on (the ``k``-th that of ``predicate_rows[k]``), their lemma (``-``: none)
+    and roleset read from their row's columns."""
+    lines = [number for number, _ in rows]
+    predicates = []
+    for k, row in enumerate(predicate_rows):
+        column = first + k
+        spans = parse_bracket_column(
+            [cols[column] for _, cols in rows], lines, path=path, column=column + 1
+        )
+        cols = rows[row][1]
+        predicates.append(
+            predicate_from_column(
+                spans,
+                index=row,
+                lemma=None if cols[lemma_column] == "-" else cols[lemma_column],
+                roleset=None if roleset_column is None else cols[roleset_column],
+                path=path,
+                line=lines[row],
+                column=column + 1,
+            )
+        )
+    return predicates

@@ -27,13 +27,18 @@ from spacy.tokens import Doc, Span
 
 from ..errors import Errors
 from ..frames import SRLFrame, doc_sentences
-from ._io import CorpusFormatError, OnInvalid, PathLike, handle_invalid, iter_blocks, read_lines
-from .brackets import (
-    LabelledSpan,
-    parse_bracket_column,
-    predicate_from_column,
-    spans_to_bracket_column,
+from ._io import (
+    CorpusFormatError,
+    OnInvalid,
+    PathLike,
+    Rows,
+    column_count_error,
+    handle_invalid,
+    iter_blocks,
+    props_count_error,
+    read_lines,
 )
+from .brackets import LabelledSpan, bracket_predicates, spans_to_bracket_column
 from .records import Predicate, SentenceRecord
 
 NOT_A_PREDICATE = "-"
@@ -42,50 +47,25 @@ NOT_A_PREDICATE = "-"
 # --- reading ---------------------------------------------------------------------------
 
 
-def parse_props_block(rows: Sequence[Tuple[int, List[str]]], *, path: str) -> List[Predicate]:
+def parse_props_block(rows: Rows, *, path: str) -> List[Predicate]:
     """The predicates of one props sentence (rows of whitespace-split columns with
     their line numbers)."""
     n_columns = len(rows[0][1])
     for number, cols in rows:
         if len(cols) != n_columns:
-            raise CorpusFormatError(
-                Errors.E100.format(path=path, line=number, found=len(cols), expected=n_columns),
-                path=path,
-                line=number,
-                reason="column_count",
-            )
+            raise column_count_error(path=path, line=number, found=len(cols), expected=n_columns)
     predicate_rows = [i for i, (_, cols) in enumerate(rows) if cols[0] != NOT_A_PREDICATE]
     if n_columns != 1 + len(predicate_rows):
-        raise CorpusFormatError(
-            Errors.E107.format(
-                path=path,
-                line=rows[0][0],
-                n_pred=len(predicate_rows),
-                n_cols=n_columns,
-                expected=f"{1 + len(predicate_rows)} (the lemma column and one per predicate)",
-            ),
+        raise props_count_error(
             path=path,
             line=rows[0][0],
-            reason="props_column_count",
+            n_pred=len(predicate_rows),
+            n_cols=n_columns,
+            expected=f"{1 + len(predicate_rows)} (the lemma column and one per predicate)",
         )
-    lines = [number for number, _ in rows]
-    predicates = []
-    for k, row in enumerate(predicate_rows):
-        spans = parse_bracket_column(
-            [cols[k + 1] for _, cols in rows], lines, path=path, column=k + 2
-        )
-        predicates.append(
-            predicate_from_column(
-                spans,
-                index=row,
-                lemma=rows[row][1][0],
-                roleset=None,
-                path=path,
-                line=lines[row],
-                column=k + 2,
-            )
-        )
-    return predicates
+    return bracket_predicates(
+        rows, predicate_rows, 1, lemma_column=0, roleset_column=None, path=path
+    )
 
 
 def read_conll2005(
@@ -102,8 +82,7 @@ def read_conll2005(
         try:
             record = _read_sentence(words_block, props_block, index, words_path, props_path)
         except CorpusFormatError as err:
-            err.sent_index = index
-            handle_invalid(err, on_invalid)
+            handle_invalid(err, on_invalid, doc_id=None, sent_index=index)
             continue
         yield record
 

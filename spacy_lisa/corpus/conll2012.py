@@ -24,41 +24,45 @@ what a join with UD trees lines up.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, Optional
 
 from ..errors import Errors
-from ._io import CorpusFormatError, OnInvalid, PathLike, handle_invalid, iter_blocks, read_lines
-from .brackets import parse_bracket_column, predicate_from_column
-from .records import Predicate, SentenceRecord
+from ._io import (
+    CorpusFormatError,
+    OnInvalid,
+    PathLike,
+    Rows,
+    column_count_error,
+    handle_invalid,
+    iter_blocks,
+    line_error,
+    props_count_error,
+    read_lines,
+)
+from .brackets import bracket_predicates
+from .records import SentenceRecord
 
 N_FIXED_PROPBANK = 8  # doc, sentence, token, word, POS, parse, lemma, roleset
 N_FIXED_ONTONOTES = 11  # ... + sense, speaker, named entities (and coreference last)
 
-Rows = Sequence[Tuple[int, List[str]]]
 
-
-def props_columns(n_columns: int, n_predicates: int, *, path: str, line: int) -> Tuple[int, int]:
-    """``(first, end)`` of the props columns for a sentence with ``n_columns`` columns
-    and ``n_predicates`` predicates (see the module docstring for the two layouts)."""
+def first_props_column(n_columns: int, n_predicates: int, *, path: str, line: int) -> int:
+    """The first of the ``n_predicates`` props columns of a sentence with ``n_columns``
+    columns (see the module docstring for the two layouts)."""
     if n_columns == N_FIXED_PROPBANK + n_predicates:
-        return N_FIXED_PROPBANK, n_columns
+        return N_FIXED_PROPBANK
     if n_columns == N_FIXED_ONTONOTES + n_predicates + 1:
-        return N_FIXED_ONTONOTES, n_columns - 1
-    raise CorpusFormatError(
-        Errors.E107.format(
-            path=path,
-            line=line,
-            n_pred=n_predicates,
-            n_cols=n_columns,
-            expected=(
-                f"{N_FIXED_PROPBANK + n_predicates} (PropBank layout: 8 columns and one per "
-                f"predicate) or {N_FIXED_ONTONOTES + n_predicates + 1} (CoNLL-2012 layout: "
-                "11 columns, one per predicate, then coreference)"
-            ),
-        ),
+        return N_FIXED_ONTONOTES
+    raise props_count_error(
         path=path,
         line=line,
-        reason="props_column_count",
+        n_pred=n_predicates,
+        n_cols=n_columns,
+        expected=(
+            f"{N_FIXED_PROPBANK + n_predicates} (PropBank layout: 8 columns and one per "
+            f"predicate) or {N_FIXED_ONTONOTES + n_predicates + 1} (CoNLL-2012 layout: "
+            "11 columns, one per predicate, then coreference)"
+        ),
     )
 
 
@@ -69,60 +73,46 @@ def parse_conll2012_block(
     numbers) and return its record."""
     first_line = rows[0][0]
     n_columns = len(rows[0][1])
-    for number, cols in rows:
-        if len(cols) != n_columns or len(cols) < N_FIXED_PROPBANK:
-            raise CorpusFormatError(
-                Errors.E100.format(
-                    path=path,
-                    line=number,
-                    found=len(cols),
-                    expected=n_columns
-                    if n_columns >= N_FIXED_PROPBANK
-                    else f"at least {N_FIXED_PROPBANK}",
-                ),
-                path=path,
-                line=number,
-                reason="column_count",
-            )
-    for position, (number, cols) in enumerate(rows):
-        if cols[2] != str(position):
-            raise CorpusFormatError(
-                Errors.E109.format(path=path, line=number, value=cols[2], expected=position),
-                path=path,
-                line=number,
-                reason="token_id",
-            )
+    _check_rows(rows, n_columns, path=path)
     predicate_rows = [i for i, (_, cols) in enumerate(rows) if cols[7] != "-"]
-    first, end = props_columns(n_columns, len(predicate_rows), path=path, line=first_line)
-    lines = [number for number, _ in rows]
-    predicates: List[Predicate] = []
-    for k, column in enumerate(range(first, end)):
-        row = predicate_rows[k]
-        spans = parse_bracket_column(
-            [cols[column] for _, cols in rows], lines, path=path, column=column + 1
-        )
-        lemma = rows[row][1][6]
-        predicates.append(
-            predicate_from_column(
-                spans,
-                index=row,
-                lemma=None if lemma == "-" else lemma,
-                roleset=rows[row][1][7],
-                path=path,
-                line=lines[row],
-                column=column + 1,
-            )
-        )
+    first = first_props_column(n_columns, len(predicate_rows), path=path, line=first_line)
     return SentenceRecord(
         words=[cols[3] for _, cols in rows],
         spaces=[True] * len(rows),
         xpos=[cols[4] for _, cols in rows],
-        predicates=predicates,
+        predicates=bracket_predicates(
+            rows, predicate_rows, first, lemma_column=6, roleset_column=7, path=path
+        ),
         doc_id=doc_id,
         sent_index=sent_index,
         path=path,
         line=first_line,
     )
+
+
+def _check_rows(rows: Rows, n_columns: int, *, path: str) -> None:
+    """Every row has the sentence's ``n_columns`` columns (at least the fixed ones) and
+    the token index of its position."""
+    for number, cols in rows:
+        if len(cols) != n_columns or len(cols) < N_FIXED_PROPBANK:
+            raise column_count_error(
+                path=path,
+                line=number,
+                found=len(cols),
+                expected=n_columns
+                if n_columns >= N_FIXED_PROPBANK
+                else f"at least {N_FIXED_PROPBANK}",
+            )
+    for position, (number, cols) in enumerate(rows):
+        if cols[2] != str(position):
+            raise line_error(
+                Errors.E109,
+                path=path,
+                line=number,
+                reason="token_id",
+                value=cols[2],
+                expected=position,
+            )
 
 
 def read_conll2012(path: PathLike, *, on_invalid: OnInvalid = None) -> Iterator[SentenceRecord]:
@@ -140,7 +130,6 @@ def read_conll2012(path: PathLike, *, on_invalid: OnInvalid = None) -> Iterator[
         try:
             record = parse_conll2012_block(rows, path=path, doc_id=doc_id, sent_index=sent_index)
         except CorpusFormatError as err:
-            err.doc_id, err.sent_index = doc_id, sent_index
-            handle_invalid(err, on_invalid)
+            handle_invalid(err, on_invalid, doc_id=doc_id, sent_index=sent_index)
             continue
         yield record

@@ -21,7 +21,16 @@ from conllu.models import Metadata, Token, TokenList
 from conllu.parser import parse_comment_line, parse_dict_value, parse_id_value, parse_int_value
 
 from ..errors import Errors
-from ._io import CorpusFormatError, OnInvalid, PathLike, handle_invalid, iter_blocks, read_lines
+from ._io import (
+    CorpusFormatError,
+    OnInvalid,
+    PathLike,
+    column_count_error,
+    handle_invalid,
+    iter_blocks,
+    line_error,
+    read_lines,
+)
 from .records import SentenceRecord
 
 CONLLU_FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
@@ -63,10 +72,6 @@ def block_doc_id(metadata: Dict[str, Any]) -> Tuple[bool, Optional[str]]:
     return False, None
 
 
-def _error(message: str, path: str, line: int, reason: str) -> CorpusFormatError:
-    return CorpusFormatError(message, path=path, line=line, reason=reason)
-
-
 def parse_conllu_block(
     block: Block,
     *,
@@ -82,84 +87,70 @@ def parse_conllu_block(
     tokens: List[Token] = []
     lines: List[int] = []
     extra: List[List[str]] = []
-    expected_columns = n_columns
     for number, line in block:
         if line.startswith("#"):
             continue
         cols = line.split("\t")
-        if expected_columns is None and len(cols) >= N_CONLLU_COLUMNS:
-            expected_columns = len(cols)  # CoNLL-U Plus: the first line sets the count
-        if len(cols) != expected_columns:
-            raise _error(
-                Errors.E100.format(
-                    path=path,
-                    line=number,
-                    found=len(cols),
-                    expected=expected_columns or f"at least {N_CONLLU_COLUMNS}",
-                ),
-                path,
-                number,
-                "column_count",
-            )
-        try:
-            token_id = parse_id_value(cols[0])
-        except ParseException:
-            raise _error(
-                Errors.E101.format(path=path, line=number, value=cols[0]), path, number, "token_id"
-            ) from None
-        if not isinstance(token_id, int):  # multiword token (1-2) or empty node (3.1)
-            if token_id is None:
-                raise _error(
-                    Errors.E101.format(path=path, line=number, value=cols[0]),
-                    path,
-                    number,
-                    "token_id",
-                )
+        if n_columns is None and len(cols) >= N_CONLLU_COLUMNS:
+            n_columns = len(cols)  # CoNLL-U Plus: the first line sets the count
+        if len(cols) != n_columns:
+            expected = n_columns or f"at least {N_CONLLU_COLUMNS}"
+            raise column_count_error(path=path, line=number, found=len(cols), expected=expected)
+        token_id = _word_id(cols[0], len(tokens) + 1, path=path, line=number)
+        if token_id is None:  # multiword token (1-2) or empty node (3.1)
             continue
-        if token_id != len(tokens) + 1:
-            raise _error(
-                Errors.E104.format(
-                    path=path, line=number, found=token_id, expected=len(tokens) + 1
-                ),
-                path,
-                number,
-                "token_id",
-            )
-        try:
-            head = parse_int_value(cols[6])
-        except ParseException:
-            raise _error(
-                Errors.E102.format(
-                    path=path, line=number, head=cols[6], id=token_id, n=_count_words(block)
-                ),
-                path,
-                number,
-                "head",
-            ) from None
-        try:
-            misc = parse_dict_value(cols[9])
-        except ParseException:  # a malformed MISC only costs us SpaceAfter: keep it raw
-            misc = {cols[9]: None}
-        tokens.append(
-            Token(
-                id=token_id,
-                form=cols[1],
-                lemma=cols[2],
-                upos=cols[3],
-                xpos=None if cols[4] == "_" else cols[4],
-                feats=cols[5],  # kept as the raw string: spaCy's MORPH takes it as is
-                head=head,
-                deprel=cols[7],
-                deps=cols[8],
-                misc=misc,
-            )
-        )
+        tokens.append(_word(cols, token_id, block, path=path, line=number))
         lines.append(number)
         extra.append(cols[N_CONLLU_COLUMNS:])
     if not tokens:
         return None
     _check_tree(tokens, lines, path)
     return ParsedSentence(TokenList(tokens, metadata), lines, extra)
+
+
+def _word_id(value: str, expected: int, *, path: str, line: int) -> Optional[int]:
+    """The ID of a word line, checked to be the next one (``expected``); ``None`` for a
+    multiword token (``1-2``) or an empty node (``3.1``), which hold no syntactic word."""
+    try:
+        token_id = parse_id_value(value)
+    except ParseException:
+        token_id = None
+    if token_id is None:
+        raise line_error(Errors.E101, path=path, line=line, reason="token_id", value=value)
+    if not isinstance(token_id, int):
+        return None
+    if token_id != expected:
+        raise line_error(
+            Errors.E104, path=path, line=line, reason="token_id", found=token_id, expected=expected
+        )
+    return token_id
+
+
+def _word(cols: List[str], token_id: int, block: Block, *, path: str, line: int) -> Token:
+    """The ``conllu`` token of the word line ``cols`` (its head an integer or ``None``)."""
+    try:
+        head = parse_int_value(cols[6])
+    except ParseException:
+        n = _count_words(block)
+        raise line_error(
+            Errors.E102, path=path, line=line, reason="head", head=cols[6], id=token_id, n=n
+        ) from None
+    try:
+        misc = parse_dict_value(cols[9])
+    except ParseException:  # a malformed MISC only costs us SpaceAfter: keep it raw
+        misc = {cols[9]: None}
+    return Token(
+        id=token_id,
+        form=cols[1],
+        lemma=cols[2],
+        upos=cols[3],
+        xpos=None if cols[4] == "_" else cols[4],
+        feats=cols[5],  # kept as the raw string: spaCy's MORPH takes it as is
+        head=head,
+        deprel=cols[7],
+        deps=cols[8],
+        misc=misc,
+    )
 
 
 def _count_words(block: Block) -> int:
@@ -174,13 +165,9 @@ def _check_tree(tokens: List[Token], lines: List[int], path: str) -> None:
         return  # no tree at all: allowed, the record then has no heads
     for token, head, line in zip(tokens, heads, lines, strict=True):
         if head is None or not 0 <= head <= n:
-            raise _error(
-                Errors.E102.format(
-                    path=path, line=line, head="_" if head is None else head, id=token["id"], n=n
-                ),
-                path,
-                line,
-                "head",
+            shown = "_" if head is None else head
+            raise line_error(
+                Errors.E102, path=path, line=line, reason="head", head=shown, id=token["id"], n=n
             )
     # walk up from every word; state 1 = on the current path, 2 = known to reach the root
     state = [0] * (n + 1)
@@ -195,14 +182,8 @@ def _check_tree(tokens: List[Token], lines: List[int], path: str) -> None:
         if state[node] == 1:  # came back to a word on this path: a cycle
             cycle = path_ids[path_ids.index(node) :]
             line = lines[cycle[0] - 1]
-            raise _error(
-                Errors.E103.format(
-                    path=path, line=line, cycle=" -> ".join(str(i) for i in cycle + [node])
-                ),
-                path,
-                line,
-                "head_cycle",
-            )
+            shown = " -> ".join(str(i) for i in cycle + [node])
+            raise line_error(Errors.E103, path=path, line=line, reason="head_cycle", cycle=shown)
         for node in path_ids:
             state[node] = 2
 
@@ -268,8 +249,7 @@ def iter_conllu_sentences(
         try:
             sentence = parse_conllu_block(block, path=path, n_columns=n_columns, metadata=metadata)
         except CorpusFormatError as err:
-            err.doc_id, err.sent_index = doc_id, sent_index
-            handle_invalid(err, on_invalid)
+            handle_invalid(err, on_invalid, doc_id=doc_id, sent_index=sent_index)
             sent_index += 1
             continue
         if sentence is None:  # comments only, e.g. a file header

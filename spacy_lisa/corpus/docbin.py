@@ -72,35 +72,15 @@ def _concat(records: Sequence[SentenceRecord], attr: str) -> Optional[List[Any]]
 def records_to_doc(vocab: Vocab, records: Sequence[SentenceRecord]) -> Doc:
     """One Doc from one or more sentence records (see the module docstring)."""
     first = records[0]
-    words = [w for r in records for w in r.words]
-    spaces = [s for r in records for s in r.spaces]
-    heads: Optional[List[int]] = None
-    deps: Optional[List[str]] = None
-    sent_starts: Optional[List[Union[bool, int, None]]] = None
-    if all(r.heads is not None and r.deprels is not None for r in records):
-        heads, deps, offset = [], [], 0
-        for r in records:
-            heads.extend(h + offset for h in r.heads or ())
-            deps.extend(r.deprels or ())
-            offset += len(r)
-    else:
-        sent_starts = [i == 0 for r in records for i in range(len(r))]
     pos = _concat(records, "upos")
     if pos is not None:
-        for r in records:
-            for i, tag in enumerate(r.upos or ()):
-                if tag not in POS_IDS:
-                    raise CorpusFormatError(
-                        Errors.E122.format(where=r.where, tag=tag, word=r.words[i]),
-                        path=r.path or "",
-                        line=r.line,
-                        reason="invalid_upos",
-                    )
+        _check_upos(records)
+    heads, deps, sent_starts = _tree(records)
     try:
         doc = Doc(
             vocab,
-            words=words,
-            spaces=spaces,
+            words=[w for r in records for w in r.words],
+            spaces=[s for r in records for s in r.spaces],
             tags=_concat(records, "xpos"),
             pos=pos,
             lemmas=_concat(records, "lemmas"),
@@ -116,6 +96,44 @@ def records_to_doc(vocab: Vocab, records: Sequence[SentenceRecord]) -> Doc:
             line=first.line,
             reason="invalid_annotation",
         ) from err
+    _set_gold(doc, records)
+    return doc
+
+
+def _tree(
+    records: Sequence[SentenceRecord],
+) -> Tuple[Optional[List[int]], Optional[List[str]], Optional[List[Union[bool, int, None]]]]:
+    """The heads and labels of the records' trees (doc-absolute), or without a tree in
+    every record, none and sentence starts instead."""
+    if not all(r.heads is not None and r.deprels is not None for r in records):
+        return None, None, [i == 0 for r in records for i in range(len(r))]
+    heads: List[int] = []
+    deps: List[str] = []
+    offset = 0
+    for r in records:
+        heads.extend(h + offset for h in r.heads or ())
+        deps.extend(r.deprels or ())
+        offset += len(r)
+    return heads, deps, None
+
+
+def _check_upos(records: Sequence[SentenceRecord]) -> None:
+    """Every UPOS tag is one spaCy knows (E122 names the first that is not)."""
+    for r in records:
+        for i, tag in enumerate(r.upos or ()):
+            if tag not in POS_IDS:
+                raise CorpusFormatError(
+                    Errors.E122.format(where=r.where, tag=tag, word=r.words[i]),
+                    path=r.path or "",
+                    line=r.line,
+                    reason="invalid_upos",
+                )
+
+
+def _set_gold(doc: Doc, records: Sequence[SentenceRecord]) -> None:
+    """The records' frames (re-based on the doc), ids and predicate completeness on
+    ``doc``."""
+    first = records[0]
     if first.has_srl:
         frames: List[Dict[str, Any]] = []
         offset = 0
@@ -129,7 +147,6 @@ def records_to_doc(vocab: Vocab, records: Sequence[SentenceRecord]) -> Doc:
     doc.user_data[SENT_IDS_KEY] = [r.sent_id for r in records]
     if not all(r.predicates_complete for r in records):
         doc.user_data[PREDICATES_COMPLETE_KEY] = False
-    return doc
 
 
 def write_docbin(docs: Iterable[Doc], path: PathLike) -> int:

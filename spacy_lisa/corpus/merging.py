@@ -18,7 +18,7 @@ re-based on the merged tokens.
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc, Token
 
@@ -39,14 +39,31 @@ def merge_sentence_docs(docs: Sequence[Doc]) -> Doc:
     for doc in docs:
         if TEACHER_KEY in doc.user_data:
             raise ValueError(Errors.E126.format(doc=repr(doc.text[:40])))
-    first = docs[0]
-    vocab = first.vocab
+    words, spaces, heads, deps = _merged_tree(docs)
+    parsed = all(doc.has_annotation("DEP") for doc in docs)
+    merged = Doc(
+        docs[0].vocab,
+        words=words,
+        spaces=spaces,
+        heads=heads if parsed else None,
+        deps=deps if parsed else None,
+        sent_starts=None if parsed else [i == 0 for i in range(len(words))],
+        pos=_token_column(docs, "POS", lambda token: token.pos_),
+        tags=_token_column(docs, "TAG", lambda token: token.tag_),
+        lemmas=_token_column(docs, "LEMMA", lambda token: token.lemma_),
+        morphs=_token_column(docs, "MORPH", lambda token: str(token.morph)),
+    )
+    _merge_user_data(merged, docs)
+    return merged
+
+
+def _merged_tree(docs: Sequence[Doc]) -> Tuple[List[str], List[bool], List[int], List[str]]:
+    """The words, spaces, heads and dependency labels of the sentences run together:
+    each later sentence's root attached to the first root as ``MERGED_ROOT_DEP``."""
     words: List[str] = []
     spaces: List[bool] = []
     heads: List[int] = []
     deps: List[str] = []
-    frames: List[Dict[str, Any]] = []
-    parsed = all(doc.has_annotation("DEP") for doc in docs)
     root = -1
     for doc in docs:
         offset = len(words)
@@ -65,37 +82,34 @@ def merge_sentence_docs(docs: Sequence[Doc]) -> Doc:
             else:
                 heads.append(root)
                 deps.append(MERGED_ROOT_DEP)
-        for frame in doc._.srl_frame_data or ():
-            frames.append(_rebased(frame, offset))
-    tokens = [token for doc in docs for token in doc]
+    return words, spaces, heads, deps
 
-    def column(annotation: str, value: Callable[[Token], str]) -> Optional[List[str]]:
-        if not all(doc.has_annotation(annotation) for doc in docs):
-            return None
-        return [value(token) for token in tokens]
 
-    sent_starts: Optional[List[Union[bool, int, None]]] = None
-    if not parsed:
-        sent_starts = [i == 0 for i in range(len(words))]
-    merged = Doc(
-        vocab,
-        words=words,
-        spaces=spaces,
-        heads=heads if parsed else None,
-        deps=deps if parsed else None,
-        sent_starts=sent_starts,
-        pos=column("POS", lambda token: token.pos_),
-        tags=column("TAG", lambda token: token.tag_),
-        lemmas=column("LEMMA", lambda token: token.lemma_),
-        morphs=column("MORPH", lambda token: str(token.morph)),
-    )
+def _token_column(
+    docs: Sequence[Doc], annotation: str, value: Callable[[Token], str]
+) -> Optional[List[str]]:
+    """``value`` of every token of ``docs``, or ``None`` unless all of them have
+    ``annotation``."""
+    if not all(doc.has_annotation(annotation) for doc in docs):
+        return None
+    return [value(token) for doc in docs for token in doc]
+
+
+def _merge_user_data(merged: Doc, docs: Sequence[Doc]) -> None:
+    """The document id, the sentence ids and the frames (re-based on the merged tokens)
+    of ``docs`` on ``merged``."""
+    first = docs[0]
     merged.user_data[DOC_ID_KEY] = first.user_data.get(DOC_ID_KEY)
     sent_ids = [i for doc in docs for i in doc.user_data.get(SENT_IDS_KEY) or ()]
     if sent_ids:
         merged.user_data[SENT_IDS_KEY] = sent_ids
     if has_srl_annotation(first):
+        frames: List[Dict[str, Any]] = []
+        offset = 0
+        for doc in docs:
+            frames.extend(_rebased(frame, offset) for frame in doc._.srl_frame_data or ())
+            offset += len(doc)
         set_srl_frames(merged, frames)
-    return merged
 
 
 def _rebased(frame: Dict[str, Any], offset: int) -> Dict[str, Any]:

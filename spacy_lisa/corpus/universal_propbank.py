@@ -21,7 +21,15 @@ from __future__ import annotations
 from typing import Iterator, List, Literal, Optional, Set, Tuple
 
 from ..errors import Errors
-from ._io import CorpusFormatError, OnInvalid, PathLike, handle_invalid
+from ._io import (
+    CorpusFormatError,
+    OnInvalid,
+    PathLike,
+    column_count_error,
+    handle_invalid,
+    line_error,
+    props_count_error,
+)
 from .conllu import N_CONLLU_COLUMNS, ParsedSentence, iter_conllu_sentences, sentence_to_record
 from .records import Argument, Predicate, SentenceRecord
 
@@ -50,6 +58,10 @@ def _subtree_span(
     return start, end
 
 
+# a tree as the subtree spans read it: the heads and each word's children
+Tree = Tuple[List[int], List[List[int]]]
+
+
 def sentence_predicates(
     sentence: ParsedSentence,
     heads: Optional[List[int]],
@@ -59,84 +71,79 @@ def sentence_predicates(
     argument_spans: ArgumentSpans = "head",
 ) -> List[Predicate]:
     """The predicates of a parsed CoNLL-U Plus sentence (``extra`` holds columns 11..)."""
-    extra, lines = sentence.extra, sentence.lines
+    extra, line = sentence.extra, sentence.lines[0]
+    predicate_rows = _predicate_rows(extra, path=path, line=line)
+    tree = _tree(heads, path=path, line=line) if argument_spans == "subtree" else None
+    return [
+        _predicate(sentence, k, row, lemmas, tree, path=path)
+        for k, row in enumerate(predicate_rows)
+    ]
+
+
+def _predicate_rows(extra: List[List[str]], *, path: str, line: int) -> List[int]:
+    """The rows carrying a roleset, checked to have one predicate column each."""
     n_extra = len(extra[0])
     if n_extra == 0:
-        raise CorpusFormatError(
-            Errors.E100.format(
-                path=path,
-                line=lines[0],
-                found=N_CONLLU_COLUMNS,
-                expected=f"at least {N_CONLLU_COLUMNS + 1} (UD columns and the roleset)",
-            ),
-            path=path,
-            line=lines[0],
-            reason="column_count",
-        )
+        expected = f"at least {N_CONLLU_COLUMNS + 1} (UD columns and the roleset)"
+        raise column_count_error(path=path, line=line, found=N_CONLLU_COLUMNS, expected=expected)
     predicate_rows = [i for i, cols in enumerate(extra) if cols[0] != NO_LABEL]
     if n_extra - 1 != len(predicate_rows):
-        raise CorpusFormatError(
-            Errors.E107.format(
-                path=path,
-                line=lines[0],
-                n_pred=len(predicate_rows),
-                n_cols=N_CONLLU_COLUMNS + n_extra,
-                expected=(
-                    f"{N_CONLLU_COLUMNS + 1 + len(predicate_rows)} (10 UD columns, the "
-                    "roleset and one per predicate)"
-                ),
-            ),
+        raise props_count_error(
             path=path,
-            line=lines[0],
-            reason="props_column_count",
+            line=line,
+            n_pred=len(predicate_rows),
+            n_cols=N_CONLLU_COLUMNS + n_extra,
+            expected=(
+                f"{N_CONLLU_COLUMNS + 1 + len(predicate_rows)} (10 UD columns, the "
+                "roleset and one per predicate)"
+            ),
         )
-    children: List[List[int]] = [[] for _ in extra]
-    if argument_spans == "subtree":
-        if heads is None:
-            raise CorpusFormatError(
-                Errors.E118.format(path=path, line=lines[0]),
-                path=path,
-                line=lines[0],
-                reason="no_tree",
-            )
-        for i, head in enumerate(heads):
-            if head != i:
-                children[head].append(i)
-    predicates = []
-    for k, row in enumerate(predicate_rows):
-        labels = [cols[k + 1] for cols in extra]
-        verbs = [i for i, label in enumerate(labels) if label == VERB]
-        if len(verbs) > 1:
-            raise CorpusFormatError(
-                Errors.E110.format(
-                    path=path, line=lines[verbs[1]], column=N_CONLLU_COLUMNS + k + 2, n=len(verbs)
-                ),
-                path=path,
-                line=lines[verbs[1]],
-                reason="predicate_span",
-            )
-        v = verbs[0] if verbs else row
-        span = (v, v + 1)
-        arguments = []
-        for i, label in enumerate(labels):
-            if label in (NO_LABEL, VERB):
-                continue
-            if argument_spans == "subtree" and heads is not None:
-                start, end = _subtree_span(i, heads, children, span)
-            else:
-                start, end = i, i + 1
-            arguments.append(Argument(start, end, label))
-        roleset = extra[row][0]
-        predicates.append(
-            Predicate(
-                index=row,
-                span=span,
-                lemma=lemmas[row] or roleset.rsplit(".", 1)[0],
-                roleset=roleset,
-                arguments=arguments,
-            )
+    return predicate_rows
+
+
+def _tree(heads: Optional[List[int]], *, path: str, line: int) -> Tree:
+    """The sentence's heads and children, which subtree spans need (E118 without)."""
+    if heads is None:
+        raise line_error(Errors.E118, path=path, line=line, reason="no_tree")
+    children: List[List[int]] = [[] for _ in heads]
+    for i, head in enumerate(heads):
+        if head != i:
+            children[head].append(i)
+    return heads, children
+
+
+def _predicate(
+    sentence: ParsedSentence,
+    k: int,
+    row: int,
+    lemmas: List[str],
+    tree: Optional[Tree],
+    *,
+    path: str,
+) -> Predicate:
+    """The predicate of the ``k``-th predicate column, whose roleset is on ``row``."""
+    labels = [cols[k + 1] for cols in sentence.extra]
+    verbs = [i for i, label in enumerate(labels) if label == VERB]
+    if len(verbs) > 1:
+        raise line_error(
+            Errors.E110,
+            path=path,
+            line=sentence.lines[verbs[1]],
+            reason="predicate_span",
+            column=N_CONLLU_COLUMNS + k + 2,
+            n=len(verbs),
         )
-    return predicates
+    v = verbs[0] if verbs else row
+    span = (v, v + 1)
+    arguments = []
+    for i, label in enumerate(labels):
+        if label in (NO_LABEL, VERB):
+            continue
+        start, end = (i, i + 1) if tree is None else _subtree_span(i, *tree, span)
+        arguments.append(Argument(start, end, label))
+    roleset = sentence.extra[row][0]
+    lemma = lemmas[row] or roleset.rsplit(".", 1)[0]
+    return Predicate(index=row, span=span, lemma=lemma, roleset=roleset, arguments=arguments)
 
 
 def read_universal_propbank(
@@ -170,7 +177,6 @@ def read_universal_propbank(
                 argument_spans=argument_spans,
             )
         except CorpusFormatError as err:
-            err.doc_id, err.sent_index = doc_id, sent_index
-            handle_invalid(err, on_invalid)
+            handle_invalid(err, on_invalid, doc_id=doc_id, sent_index=sent_index)
             continue
         yield record
