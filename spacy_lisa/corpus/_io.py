@@ -1,5 +1,6 @@
-"""Shared plumbing of the corpus readers: the format error, strict UTF-8 reading and
-blank-line separated blocks with their line numbers."""
+"""Shared plumbing of the corpus readers: the format error (and the errors of one line
+that several formats raise), strict UTF-8 reading and blank-line separated blocks with
+their line numbers."""
 
 from __future__ import annotations
 
@@ -74,6 +75,22 @@ def column_count_error(*, path: str, line: int, found: int, expected: Any) -> Co
     )
 
 
+def props_count_error(
+    *, path: str, line: int, n_pred: int, n_cols: int, expected: str
+) -> CorpusFormatError:
+    """A sentence whose ``n_cols`` columns do not hold one props column for each of its
+    ``n_pred`` predicates (``expected``: the count it should have, and why)."""
+    return line_error(
+        Errors.E107,
+        path=path,
+        line=line,
+        reason="props_column_count",
+        n_pred=n_pred,
+        n_cols=n_cols,
+        expected=expected,
+    )
+
+
 def read_lines(path: PathLike) -> List[str]:
     """The lines of a UTF-8 text file (no line ends). An empty file or one that is not
     UTF-8 raises :class:`CorpusFormatError`."""
@@ -118,19 +135,3 @@ def iter_blocks(
         block.append((number, line))
     if block:
         yield block[0][0], block
-
-
-def props_count_error(
-    *, path: str, line: int, n_pred: int, n_cols: int, expected: str
-) -> CorpusFormatError:
-    """A sentence whose ``n_cols`` columns do not hold one props column for each of its
-    ``n_pred`` predicates (``expected``: the count it should have, and why)."""
-    return line_error(
-        Errors.E107,
-        path=path,
-        line=line,
-        reason="props_column_count",
-        n_pred=n_pred,
-        n_cols=n_cols,
-        expected=expected,
-    )

@@ -31,11 +31,13 @@ def parse_bracket_column(
     ``column`` is the 1-based column number reported in them."""
 
     def unbalanced(line: int, message: str) -> CorpusFormatError:
-        return CorpusFormatError(
-            Errors.E105.format(path=path, line=line, column=column, message=message),
+        return line_error(
+            Errors.E105,
             path=path,
             line=line,
             reason="unbalanced_bracket",
+            column=column,
+            message=message,
         )
 
     spans: List[LabelledSpan] = []
@@ -46,11 +48,13 @@ def parse_bracket_column(
             continue
         match = _TAG.fullmatch(tag)
         if match is None:
-            raise CorpusFormatError(
-                Errors.E106.format(path=path, line=lines[i], tag=tag, column=column),
+            raise line_error(
+                Errors.E106,
                 path=path,
                 line=lines[i],
                 reason="malformed_bracket",
+                tag=tag,
+                column=column,
             )
         opens, closes = match.groups()
         for label in _OPEN.findall(opens):

@@ -38,7 +38,8 @@ inside functions only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -61,9 +62,6 @@ from .wordpieces import (
     sub_batches,
 )
 
-if TYPE_CHECKING:
-    pass
-
 # "auto": token types where the transformer has two, else the indicator (resolved at
 # initialize from the HF config and saved with the shim)
 PREDICATE_MARKS = ("auto", "token_type", "indicator")
@@ -74,6 +72,110 @@ DROPOUT_KEYS = {
     "hidden_dropout": ("hidden_dropout_prob", "dropout"),
     "attention_dropout": ("attention_probs_dropout_prob", "attention_dropout"),
 }
+
+
+@dataclass(frozen=True)
+class TransformerSettings:
+    """The settings of ``spacy-lisa.TransformerTok2Vec.v1``, each with what it does
+    (docs/encoders.md tells how to choose them); :meth:`check` refuses those that cannot
+    work, :meth:`build_model` assembles the layer."""
+
+    # a local directory, "python_package:subdir" or a hub name such as "roberta-base"
+    # (resolved at initialize, so a saved pipeline loads where it does not exist)
+    name: str
+    # no gradients into the transformer (the same as trainable_layers = 0)
+    frozen: bool
+    # the top blocks that fine-tune (None: all); the embeddings and the blocks below get
+    # no gradient and no dropout; a number at or above the depth trains all
+    trainable_layers: Optional[int]
+    # ELMo-style softmax-weighted sum of the hidden states times gamma (all of them incl.
+    # the embeddings; under partial freezing the boundary state and the top blocks'
+    # outputs); else the last hidden state
+    layer_mix: bool
+    # with frozen, keep up to this many tokens' pooled outputs (float16) of windows seen
+    # in training in memory; under partial freezing, up to this many wordpieces' boundary
+    # states (float16: cache_tokens x hidden size x 2 bytes at most). The least recently
+    # used window leaves past the cap and is recomputed when seen again. Training only:
+    # prediction is always a fresh pass
+    cache_tokens: int
+    # lr multiplier for the transformer weights (1.0 for the mix and the predicate
+    # indicator)
+    learn_rate_scale: float
+    # override the HF config's hidden_dropout_prob (DistilBERT: dropout) and
+    # attention_probs_dropout_prob (DistilBERT, ModernBERT: attention_dropout; attention
+    # dropout is costly on CPU: 0.0 by default), see DROPOUT_KEYS; ModernBERT's
+    # embedding and MLP dropouts keep its config's values
+    hidden_dropout: float
+    attention_dropout: float
+    # padded rows x length per transformer call
+    max_batch_wordpieces: int
+    # reduced precision around the transformer forward, per device: bfloat16 on the CPU
+    # and on GPUs with native bfloat16, float16 on older GPUs at prediction only (see
+    # spacy_lisa.device.choose_autocast)
+    autocast: bool
+    # how a marked predicate (PredicateAwareLISA.v1 with reencode) enters the
+    # transformer: "token_type" (token type 1), "indicator" (a learned vector added to
+    # its input word embeddings) or "auto" (token_type where the HF config has two token
+    # types, else indicator), resolved at initialize and saved with the weights
+    predicate_mark: str
+
+    def check(self) -> None:
+        """Raise ``ValueError`` for settings that cannot work together or are out of
+        range (E163, E184, E162, E179)."""
+        if self.trainable_layers is not None and self.trainable_layers < 0:
+            need = ">= 0, or null for all"
+            raise ValueError(
+                Errors.E163.format(
+                    option="trainable_layers", value=self.trainable_layers, need=need
+                )
+            )
+        if self.frozen and self.trainable_layers:
+            raise ValueError(Errors.E184.format(value=self.trainable_layers))
+        if self.cache_tokens and not (self.frozen or self.trainable_layers is not None):
+            raise ValueError(Errors.E162.format(value=self.cache_tokens))
+        if self.predicate_mark not in PREDICATE_MARKS:
+            choices = ", ".join(PREDICATE_MARKS)
+            raise ValueError(Errors.E179.format(value=self.predicate_mark, choices=choices))
+        for option, value, minimum in (
+            ("max_batch_wordpieces", self.max_batch_wordpieces, 1),
+            ("cache_tokens", self.cache_tokens, 0),
+            ("learn_rate_scale", self.learn_rate_scale, 0),
+        ):
+            if value < minimum:
+                need = f">= {minimum}"
+                raise ValueError(Errors.E163.format(option=option, value=value, need=need))
+
+    def build_model(self) -> Model[List[Doc], List[Floats2d]]:
+        """The Thinc layer: the torch encoder in its shim, without weights until
+        :func:`init` loads them."""
+        from .transformer_torch import TransformerTokenEncoder
+
+        encoder = TransformerTokenEncoder(
+            layer_mix=self.layer_mix,
+            frozen=self.frozen,
+            trainable_layers=self.trainable_layers,
+            autocast=self.autocast,
+        )
+        shim = TransformerShim(
+            encoder, learn_rate_scale=self.learn_rate_scale, cache_tokens=self.cache_tokens
+        )
+        return Model(
+            "transformer_tok2vec",
+            forward,
+            init=init,
+            shims=[shim],
+            dims={"nO": None},
+            attrs={
+                "name": self.name,
+                "frozen": self.frozen,
+                "hidden_dropout": self.hidden_dropout,
+                "attention_dropout": self.attention_dropout,
+                "max_batch_wordpieces": self.max_batch_wordpieces,
+                "predicate_mark": self.predicate_mark,
+                # encode_marked() runs it on marked windows (the predicate-aware architecture)
+                "marks_predicates": True,
+            },
+        )
 
 
 @registry.architectures("spacy-lisa.TransformerTok2Vec.v1")
@@ -93,92 +195,32 @@ def build_transformer_tok2vec(
     predicate_mark: str = "auto",
 ) -> Model[List[Doc], List[Floats2d]]:
     """Token vectors from a Hugging Face encoder (``nO`` = its hidden size, set at
-    ``initialize``).
-
-    name: a local directory, ``"python_package:subdir"`` or a hub name such as
-    ``"roberta-base"`` (resolved at initialize, so a saved pipeline loads where it does
-    not exist). Each word's vector is the mean of its wordpieces' vectors.
-    frozen: no gradients into the transformer (the same as trainable_layers = 0).
-    trainable_layers: the top blocks that fine-tune (null: all); the embeddings and the
-    blocks below get no gradient and no dropout; a number at or above the depth trains
-    all. layer_mix: ELMo-style softmax-weighted sum of the hidden states times gamma (all
-    of them incl. the embeddings; under partial freezing the boundary state and the top
-    blocks' outputs); else the last hidden state.
-    cache_tokens: with frozen, keep up to this many tokens' pooled outputs (float16) of
-    windows seen in training in memory; under partial freezing, up to this many
-    wordpieces' boundary states (float16: cache_tokens x hidden size x 2 bytes at most).
-    The least recently used window leaves past the cap and is recomputed when seen
-    again. Training only: prediction is always a fresh pass.
-    learn_rate_scale: lr multiplier for the transformer weights (1.0 for the mix and the
-    predicate indicator).
-    hidden_dropout / attention_dropout: override the HF config's ``hidden_dropout_prob``
-    (DistilBERT: ``dropout``) / ``attention_probs_dropout_prob`` (DistilBERT,
-    ModernBERT: ``attention_dropout``; attention dropout is costly on CPU: 0.0 by
-    default); ModernBERT's embedding and MLP dropouts keep its config's values.
-    max_batch_wordpieces: padded rows x length per transformer call. autocast: reduced
-    precision around the transformer forward, per device: bfloat16 on the CPU and on GPUs
-    with native bfloat16, float16 on older GPUs at prediction only (see
-    :func:`spacy_lisa.device.choose_autocast`).
-    predicate_mark: how a marked predicate (``PredicateAwareLISA.v1`` with ``reencode``)
-    enters the transformer: "token_type" (token type 1), "indicator" (a learned vector
-    added to its input word embeddings) or "auto" (token_type where the HF config has
-    two token types, else indicator), resolved at ``initialize`` and saved with the
-    weights.
-    pooling ("mean" only, E054) and layer_decay (1.0 only, E055): removed, kept as
-    keywords so that configs saved with them load.
-    """
+    ``initialize``): each word's vector is the mean of its wordpieces' vectors. What
+    each setting does: :class:`TransformerSettings`. ``pooling`` ("mean" only, E054) and
+    ``layer_decay`` (1.0 only, E055) are removed, kept as keywords so that configs saved
+    with them load."""
     from ..device import check_torch_follows_thinc
-    from .transformer_torch import TransformerTokenEncoder
 
     if pooling != "mean":
         raise ConfigValidationError(title=Errors.E054.format(value=pooling), desc="")
     if layer_decay != 1.0:
         raise ConfigValidationError(title=Errors.E055.format(value=layer_decay), desc="")
     check_torch_follows_thinc("spacy-lisa.TransformerTok2Vec.v1")
-    if trainable_layers is not None and trainable_layers < 0:
-        need = ">= 0, or null for all"
-        raise ValueError(
-            Errors.E163.format(option="trainable_layers", value=trainable_layers, need=need)
-        )
-    if frozen and trainable_layers:
-        raise ValueError(Errors.E184.format(value=trainable_layers))
-    if cache_tokens and not (frozen or trainable_layers is not None):
-        raise ValueError(Errors.E162.format(value=cache_tokens))
-    if predicate_mark not in PREDICATE_MARKS:
-        raise ValueError(
-            Errors.E179.format(value=predicate_mark, choices=", ".join(PREDICATE_MARKS))
-        )
-    for option, value, minimum in (
-        ("max_batch_wordpieces", max_batch_wordpieces, 1),
-        ("cache_tokens", cache_tokens, 0),
-        ("learn_rate_scale", learn_rate_scale, 0),
-    ):
-        if value < minimum:
-            raise ValueError(Errors.E163.format(option=option, value=value, need=f">= {minimum}"))
-    encoder = TransformerTokenEncoder(
-        layer_mix=layer_mix,
+    settings = TransformerSettings(
+        name=name,
         frozen=frozen,
         trainable_layers=trainable_layers,
+        layer_mix=layer_mix,
+        cache_tokens=cache_tokens,
+        learn_rate_scale=learn_rate_scale,
+        hidden_dropout=hidden_dropout,
+        attention_dropout=attention_dropout,
+        max_batch_wordpieces=max_batch_wordpieces,
         autocast=autocast,
+        predicate_mark=predicate_mark,
     )
-    shim = TransformerShim(encoder, learn_rate_scale=learn_rate_scale, cache_tokens=cache_tokens)
-    return Model(
-        "transformer_tok2vec",
-        forward,
-        init=init,
-        shims=[shim],
-        dims={"nO": None},
-        attrs={
-            "name": name,
-            "frozen": frozen,
-            "hidden_dropout": hidden_dropout,
-            "attention_dropout": attention_dropout,
-            "max_batch_wordpieces": max_batch_wordpieces,
-            "predicate_mark": predicate_mark,
-            # encode_marked() runs it on marked windows (the predicate-aware architecture)
-            "marks_predicates": True,
-        },
-    )
+    settings.check()
+    return settings.build_model()
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Any = None) -> None:

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, cast
 
 import numpy as np
+from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Ops
 from thinc.types import Ints1d, Ints2d
@@ -50,83 +51,14 @@ def gold_targets(
     hold: overlapping another role or the predicate, or outside the window)."""
     masked = Counter() if masked is None else masked
     reasons_before = set(masked)
-    labels = cfg["labels"]
-    role_index = {label: i for i, label in enumerate(labels["roles"])}
-    tag_index = {label: i for i, label in enumerate(labels["tags"])}
-    dep_index = {label: i for i, label in enumerate(labels["deps"])}
-    n_windows = len(output.windows)
-    max_len = max((e - s for _, s, e in output.windows), default=0)
-    tags: List[int] = []
-    heads = np.full((n_windows, max_len), -1, dtype="i")
-    deps = np.full((n_windows, max_len), -1, dtype="i")
-    frame_rows: Dict[Tuple[int, int], np.ndarray] = {}
-    gold_frames: Dict[Tuple[int, int], Any] = {}  # (window, offset) -> gold SRLFrame
-    aligned = [one_to_one(eg) for eg in examples]
-    gold_by_doc: Dict[int, Dict[int, Any]] = {}  # predicted token -> gold frame, per doc
-    for s, (doc_i, w_start, w_end) in enumerate(output.windows):
-        eg = examples[doc_i]
-        ref = eg.reference
-        p2r, r2p = aligned[doc_i]
-        if doc_i not in gold_by_doc:  # once per doc, so every masked frame counts once
-            gold_by_doc[doc_i] = _gold_predicates(ref._.srl_frames, r2p, masked)
-        gold_preds = gold_by_doc[doc_i]
-        has_dep = ref.has_annotation("DEP")
-        # a doc that annotates only some predicates (the PropBank frame-file examples)
-        # says nothing of which other words are predicates: no POS/predicate target
-        complete = predicates_complete(ref)
-        for t in range(w_start, w_end):
-            j = int(p2r[t])
-            if j < 0:
-                tags.append(-1)
-                continue
-            token = ref[j]
-            if complete:
-                label = (token.tag_ or "X") + (PREDICATE_SUFFIX if t in gold_preds else "")
-                tags.append(tag_index.get(label, -1))
-            else:
-                tags.append(-1)
-            if has_dep:
-                h = int(r2p[token.head.i])
-                if w_start <= h < w_end:
-                    heads[s, t - w_start] = h - w_start
-                    deps[s, t - w_start] = dep_index.get(token.dep_, -1)
-        # role targets of the frames whose predicate lies in this window
-        for t, frame in gold_preds.items():
-            if not w_start <= t < w_end:
-                continue
-            gold_frames[(s, t - w_start)] = frame
-            row = np.full(max_len, -1, dtype="i")
-            spans = []
-            ok = True
-            for r in frame.roles:
-                b, e = int(r2p[r.start]), int(r2p[r.end - 1])
-                if b < 0 or e < 0:
-                    ok = False  # role boundary not aligned: mask this frame
-                    masked["role_not_aligned"] += 1
-                    break
-                spans.append((b - w_start, e + 1 - w_start, r.label_))
-            if ok:
-                p_end = int(r2p[frame.predicate.end - 1])
-                pred = (t - w_start, (p_end if p_end >= t else t) + 1 - w_start)
-                bio, rejected = spans_to_bio(w_end - w_start, spans, predicate=pred)
-                untaggable = sum(1 for r in rejected if r[2] != "V")
-                if untaggable:
-                    masked["role_not_taggable"] += untaggable
-                row[: w_end - w_start] = [role_index.get(tag, -1) for tag in bio]
-            frame_rows[(s, t - w_start)] = row
+    gold = WindowGold.gather(examples, output, cfg, masked)
     frames_idx = ops.to_numpy(output.frames)
-    roles = np.full((len(frames_idx), max_len), -1, dtype="i")
-    for f, (s, pos) in enumerate(frames_idx):
-        frame_row = frame_rows.get((int(s), int(pos)))
-        if frame_row is not None:
-            roles[f] = frame_row
-    senses, lemmas, pred_pos = frame_targets(frames_idx, gold_frames, cfg, tables.trees)
+    senses, lemmas, pred_pos = frame_targets(frames_idx, gold.frames, cfg, tables.trees)
     sense_allowed = None
     decoder = tables.senses
     if senses is not None and decoder is not None and options.sense_loss == "candidates":
-        sense_allowed = ops.xp.asarray(
-            sense_candidate_mask(frames_idx, gold_frames, senses, decoder)
-        )
+        allowed = sense_candidate_mask(frames_idx, gold.frames, senses, decoder)
+        sense_allowed = ops.xp.asarray(allowed)
     role_soft = tag_soft = None
     if options.loss_weights.teacher > 0:  # distillation: a teacher's targets too
         role_soft, tag_soft = soft_targets(examples, output, ops, cfg)
@@ -134,10 +66,10 @@ def gold_targets(
     if new:  # once per reason: the counts keep growing in the component's masked_gold
         logger.warning(Warnings.W004.format(reasons=", ".join(new), counts=dict(masked)))
     return LisaTargets(
-        tags=ops.asarray1i(ints1d(tags)),
-        heads=ops.asarray2i(cast(Ints2d, heads)),
-        deps=ops.asarray2i(cast(Ints2d, deps)),
-        roles=ops.asarray2i(cast(Ints2d, roles)),
+        tags=ops.asarray1i(ints1d(gold.tags)),
+        heads=ops.asarray2i(cast(Ints2d, gold.heads)),
+        deps=ops.asarray2i(cast(Ints2d, gold.deps)),
+        roles=ops.asarray2i(cast(Ints2d, gold.roles(frames_idx))),
         senses=None if senses is None else ops.asarray1i(senses),
         sense_allowed=sense_allowed,
         lemmas=None if lemmas is None else ops.asarray1i(lemmas),
@@ -145,6 +77,109 @@ def gold_targets(
         role_soft=role_soft,
         tag_soft=tag_soft,
     )
+
+
+class WindowGold:
+    """The token and role targets of a model output's windows, gathered window by window
+    (:meth:`gather`): the joint POS/predicate tag per token, the head offset and
+    dependency label per window position, and per frame (``(window, offset)`` of its
+    predicate) the gold frame and its BIO role row."""
+
+    def __init__(self, cfg: Dict[str, Any], n_windows: int, max_len: int, masked: Counter):
+        labels = cfg["labels"]
+        self.role_index = {label: i for i, label in enumerate(labels["roles"])}
+        self.tag_index = {label: i for i, label in enumerate(labels["tags"])}
+        self.dep_index = {label: i for i, label in enumerate(labels["deps"])}
+        self.max_len = max_len
+        self.masked = masked
+        self.tags: List[int] = []
+        self.heads = np.full((n_windows, max_len), -1, dtype="i")
+        self.deps = np.full((n_windows, max_len), -1, dtype="i")
+        self.frames: Dict[Tuple[int, int], Any] = {}  # (window, offset) -> gold SRLFrame
+        self.role_rows: Dict[Tuple[int, int], np.ndarray] = {}
+
+    @classmethod
+    def gather(
+        cls, examples: List[Example], output: LisaOutput, cfg: Dict[str, Any], masked: Counter
+    ) -> WindowGold:
+        """The targets of every window of ``output``, from its example's gold."""
+        max_len = max((e - s for _, s, e in output.windows), default=0)
+        gold = cls(cfg, len(output.windows), max_len, masked)
+        aligned = [one_to_one(eg) for eg in examples]
+        gold_by_doc: Dict[int, Dict[int, Any]] = {}  # predicted token -> gold frame, per doc
+        for s, (doc_i, w_start, w_end) in enumerate(output.windows):
+            ref = examples[doc_i].reference
+            p2r, r2p = aligned[doc_i]
+            if doc_i not in gold_by_doc:  # once per doc, so every masked frame counts once
+                gold_by_doc[doc_i] = _gold_predicates(ref._.srl_frames, r2p, masked)
+            gold.add_tokens(s, (w_start, w_end), ref, p2r, r2p, gold_by_doc[doc_i])
+            for t, frame in gold_by_doc[doc_i].items():
+                if w_start <= t < w_end:  # a frame whose predicate lies in this window
+                    gold.frames[(s, t - w_start)] = frame
+                    gold.role_rows[(s, t - w_start)] = gold.role_row(frame, t, w_start, w_end, r2p)
+        return gold
+
+    def add_tokens(
+        self,
+        s: int,
+        window: Tuple[int, int],
+        ref: Doc,
+        p2r: np.ndarray,
+        r2p: np.ndarray,
+        gold_preds: Dict[int, Any],
+    ) -> None:
+        """The tag, head and dependency targets of window ``s``'s predicted tokens."""
+        w_start, w_end = window
+        has_dep = ref.has_annotation("DEP")
+        # a doc that annotates only some predicates (the PropBank frame-file examples)
+        # says nothing of which other words are predicates: no POS/predicate target
+        complete = predicates_complete(ref)
+        for t in range(w_start, w_end):
+            j = int(p2r[t])
+            if j < 0:
+                self.tags.append(-1)
+                continue
+            token = ref[j]
+            if complete:
+                label = (token.tag_ or "X") + (PREDICATE_SUFFIX if t in gold_preds else "")
+                self.tags.append(self.tag_index.get(label, -1))
+            else:
+                self.tags.append(-1)
+            if has_dep:
+                h = int(r2p[token.head.i])
+                if w_start <= h < w_end:
+                    self.heads[s, t - w_start] = h - w_start
+                    self.deps[s, t - w_start] = self.dep_index.get(token.dep_, -1)
+
+    def role_row(self, frame: Any, t: int, w_start: int, w_end: int, r2p: np.ndarray) -> np.ndarray:
+        """The BIO role targets of ``frame`` (predicate on predicted token ``t``) over
+        the window [w_start, w_end), -1 past it or where its roles cannot be targets."""
+        row = np.full(self.max_len, -1, dtype="i")
+        spans = []
+        for r in frame.roles:
+            b, e = int(r2p[r.start]), int(r2p[r.end - 1])
+            if b < 0 or e < 0:  # role boundary not aligned: mask this frame
+                self.masked["role_not_aligned"] += 1
+                return row
+            spans.append((b - w_start, e + 1 - w_start, r.label_))
+        p_end = int(r2p[frame.predicate.end - 1])
+        pred = (t - w_start, (p_end if p_end >= t else t) + 1 - w_start)
+        bio, rejected = spans_to_bio(w_end - w_start, spans, predicate=pred)
+        untaggable = sum(1 for r in rejected if r[2] != "V")
+        if untaggable:
+            self.masked["role_not_taggable"] += untaggable
+        row[: w_end - w_start] = [self.role_index.get(tag, -1) for tag in bio]
+        return row
+
+    def roles(self, frames_idx: np.ndarray) -> np.ndarray:
+        """[F, max_len] the role rows of the scored frames (``frames_idx``: window and
+        offset of each), -1 for a frame without gold."""
+        roles = np.full((len(frames_idx), self.max_len), -1, dtype="i")
+        for f, (s, pos) in enumerate(frames_idx):
+            row = self.role_rows.get((int(s), int(pos)))
+            if row is not None:
+                roles[f] = row
+        return roles
 
 
 def _gold_predicates(frames: List[Any], r2p: np.ndarray, masked: Counter) -> Dict[int, Any]:

@@ -119,10 +119,33 @@ def layout_arcs(
     """Lay out the arcs of the sentence of doc tokens [start, end): ``heads`` and
     ``deps`` cover the whole doc (a head equal to its token marks a root), ``widths``
     are the sentence's column widths. Right-to-left mirrors the drawing."""
-    centers = column_centers(widths)
+    pairs, roots, outside = _sentence_arcs(heads, start, end)
+    levels = arc_levels([(min(child, head), max(child, head)) for child, head in pairs])
     width = sum(widths)
-    spans: List[Tuple[int, int]] = []
-    pairs: List[Tuple[int, int]] = []  # (child, head), sentence-relative
+    height = ARC_TOP_PX + max(levels, default=0) * ARC_LEVEL_PX + 6
+    base = height - 4
+    xs = [width - x if rtl else x for x in column_centers(widths)]
+    layout = ArcLayout(width, height, outside=outside)
+    for (child, head), level in zip(pairs, levels, strict=True):
+        # endpoints nudged off the centre, so arcs leaving and entering a word stay apart
+        nudge = ARC_NUDGE_PX if (head > child) != rtl else -ARC_NUDGE_PX
+        x_child, x_head = xs[child] + nudge, xs[head] - nudge
+        apex = base - level * ARC_LEVEL_PX
+        dep = deps[start + child]
+        layout.arcs.append(
+            _dependency_arc(start + child, start + head, dep, x_child, x_head, apex, base)
+        )
+    for root in roots:
+        layout.arcs.append(_root_arc(start + root, deps[start + root] or "root", xs[root], base))
+    return layout
+
+
+def _sentence_arcs(
+    heads: Sequence[int], start: int, end: int
+) -> Tuple[List[Tuple[int, int]], List[int], int]:
+    """The (child, head) pairs and the roots of the sentence of doc tokens [start, end),
+    sentence-relative, and the number of its tokens whose head lies outside it."""
+    pairs: List[Tuple[int, int]] = []
     roots: List[int] = []
     outside = 0
     for i in range(start, end):
@@ -130,55 +153,46 @@ def layout_arcs(
         if head == i:
             roots.append(i - start)
         elif start <= head < end:
-            child, h = i - start, head - start
-            pairs.append((child, h))
-            spans.append((min(child, h), max(child, h)))
+            pairs.append((i - start, head - start))
         else:  # a head in another sentence (the model's window was not the sentence)
             outside += 1
-    levels = arc_levels(spans)
-    height = ARC_TOP_PX + max(levels, default=0) * ARC_LEVEL_PX + 6
-    base = height - 4
+    return pairs, roots, outside
 
-    def x(k: int) -> float:
-        return width - centers[k] if rtl else centers[k]
 
-    layout = ArcLayout(width, height, outside=outside)
-    for (child, head), level in zip(pairs, levels, strict=True):
-        # endpoints nudged off the centre, so arcs leaving and entering a word stay apart
-        nudge = ARC_NUDGE_PX if (head > child) != rtl else -ARC_NUDGE_PX
-        x_child, x_head = x(child) + nudge, x(head) - nudge
-        apex = base - level * ARC_LEVEL_PX
-        ctrl = (apex - 0.25 * base) / 0.75  # a cubic with equal control heights peaks at 3/4
-        path = (
-            f"M{x_child:.1f},{base} C{x_child:.1f},{ctrl:.1f} "
-            f"{x_head:.1f},{ctrl:.1f} {x_head:.1f},{base}"
-        )
-        layout.arcs.append(
-            Arc(
-                child=start + child,
-                head=start + head,
-                dep=deps[start + child],
-                path=path,
-                arrow=_arrow(x_child, base),
-                label_x=f"{(x_child + x_head) / 2:.1f}",
-                label_y=f"{apex - 3:.1f}",
-            )
-        )
-    for root in roots:
-        xr = x(root)
-        layout.arcs.append(
-            Arc(
-                child=start + root,
-                head=start + root,
-                dep=deps[start + root] or "root",
-                path=f"M{xr:.1f},{ROOT_TOP_PX} L{xr:.1f},{base}",
-                arrow=_arrow(xr, base),
-                label_x=f"{xr:.1f}",
-                label_y="11",
-                root=True,
-            )
-        )
-    return layout
+def _dependency_arc(
+    child: int, head: int, dep: str, x_child: float, x_head: float, apex: float, base: int
+) -> Arc:
+    """The arc from ``x_head`` to ``x_child`` on the ``base`` line, peaking at ``apex``,
+    its arrow at the child and its label above the middle."""
+    ctrl = (apex - 0.25 * base) / 0.75  # a cubic with equal control heights peaks at 3/4
+    path = (
+        f"M{x_child:.1f},{base} C{x_child:.1f},{ctrl:.1f} "
+        f"{x_head:.1f},{ctrl:.1f} {x_head:.1f},{base}"
+    )
+    return Arc(
+        child=child,
+        head=head,
+        dep=dep,
+        path=path,
+        arrow=_arrow(x_child, base),
+        label_x=f"{(x_child + x_head) / 2:.1f}",
+        label_y=f"{apex - 3:.1f}",
+    )
+
+
+def _root_arc(root: int, dep: str, x: float, base: int) -> Arc:
+    """The root marker of token ``root``: a vertical line from the top down to ``base``
+    at ``x``, labelled at the top."""
+    return Arc(
+        child=root,
+        head=root,
+        dep=dep,
+        path=f"M{x:.1f},{ROOT_TOP_PX} L{x:.1f},{base}",
+        arrow=_arrow(x, base),
+        label_x=f"{x:.1f}",
+        label_y="11",
+        root=True,
+    )
 
 
 __all__ = [
