@@ -29,7 +29,7 @@ from spacy.tokens import DocBin
 
 from spacy_lisa.evaluation import evaluate
 from spacy_lisa.loading import srl_component
-from spacy_lisa.raw_evaluation import evaluate_raw
+from spacy_lisa.scoring.raw_text import evaluate_raw
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -28,9 +28,9 @@ import spacy
 from machine import describe
 from spacy.tokens import DocBin
 
-from spacy_lisa.evaluation import gold_preproc_doc
 from spacy_lisa.loading import srl_component
 from spacy_lisa.pipeline.senses import roleset_lemma
+from spacy_lisa.scoring.gold_docs import gold_preproc_doc
 
 
 def main() -> None:

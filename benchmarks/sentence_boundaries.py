@@ -2,7 +2,7 @@
 recall and F1 of its sentence starts against EWT's on the dev documents' raw text.
 
 Each gold document's text is rebuilt from its sentences as ``spacy-lisa evaluate --raw``
-rebuilds it (:func:`spacy_lisa.raw_evaluation.group_documents`), run through each
+rebuilds it (:func:`spacy_lisa.scoring.raw_text.group_documents`), run through each
 pipeline given (a tagger/parser pipeline such as ``training/parser/model-best``, or an
 assembled ``lisa_srl`` pipeline: components after the parser are disabled), and each
 predicted sentence start other than the document's first character is matched against
@@ -24,7 +24,8 @@ from machine import describe
 from spacy.tokens import DocBin
 
 import spacy_lisa  # noqa: F401  (registers the factories an assembled pipeline needs)
-from spacy_lisa.raw_evaluation import SEGMENTER_FACTORIES, GoldDocument, group_documents
+from spacy_lisa.scoring.preset_sentences import SEGMENTER_FACTORIES
+from spacy_lisa.scoring.raw_text import GoldDocument, group_documents
 
 REPO = Path(__file__).resolve().parents[1]
 

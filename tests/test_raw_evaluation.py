@@ -17,16 +17,10 @@ from srl_testing import TINY_MODEL
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
+from spacy_lisa.corpus.docbin import DOC_ID_KEY
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.raw_evaluation import (
-    DOC_ID_KEY,
-    RawEvaluation,
-    evaluate_raw,
-    group_documents,
-    pipe_as_one_sentence,
-    pipe_with_preset_starts,
-    score_document,
-)
+from spacy_lisa.scoring.preset_sentences import pipe_as_one_sentence, pipe_with_preset_starts
+from spacy_lisa.scoring.raw_text import RawEvaluation, evaluate_raw, group_documents, score_document
 
 NLP = spacy.blank("en")
 

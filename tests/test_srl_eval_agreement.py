@@ -22,9 +22,9 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_lisa.corpus.brackets import spans_to_bracket_column
-from spacy_lisa.evaluation import write_props
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.pipeline.scorer import evaluate_srl
+from spacy_lisa.scoring.props import write_props
+from spacy_lisa.scoring.scorer import evaluate_srl
 
 SCRIPT = Path(__file__).resolve().parents[2] / "shared" / "tools" / "srl-eval.pl"
 NLP = spacy.blank("en")

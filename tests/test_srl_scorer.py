@@ -10,7 +10,8 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.pipeline.scorer import evaluate_srl, lemma_mfs, make_srl_scorer, score_srl
+from spacy_lisa.scoring.scorer import evaluate_srl, make_srl_scorer, score_srl
+from spacy_lisa.scoring.strict import lemma_mfs
 
 NLP = spacy.blank("en")
 

@@ -13,7 +13,7 @@ from spacy.training import Example
 from ..alignment import TokenMap
 from ..bio import VERB
 from ..frames import doc_sentences
-from .srl_evaluation import CONTINUATION_PREFIX, Piece, SRLEvaluation
+from .counts import CONTINUATION_PREFIX, Piece, SRLEvaluation
 
 # A port of the parts of srl-eval.pl (CoNLL-2005) that decide the counts, applied to
 # the columns ``spacy-lisa evaluate --conll-dir`` writes (corpus/conll2005.py):
@@ -33,7 +33,7 @@ from .srl_evaluation import CONTINUATION_PREFIX, Piece, SRLEvaluation
 # - ``C-X`` joins the last ``X`` read before it (read by start, longer spans first).
 # - ``V`` is not scored; roles outside the predicate's sentence cannot be written and
 #   are not scored; the lemma strings are taken to match (the writer copies the gold
-#   lemma of the row, see ``spacy_lisa.evaluation.write_props``).
+#   lemma of the row, see ``props.write_props``).
 
 
 class _Phrase:
@@ -153,6 +153,8 @@ def _count(result: SRLEvaluation, types: List[str], what: str) -> None:
 
 
 def score_frames_official(example: Example, token_map: TokenMap, result: SRLEvaluation) -> None:
+    """Count the arguments of one example as srl-eval.pl does on its props files (see the
+    notes above): props paired by row, sentence by sentence."""
     ref = example.reference
     sentences = [(s.start, s.end) for s in doc_sentences(ref)]
     starts = [start for start, _ in sentences]

@@ -8,7 +8,7 @@ several sentences (a document-level DocBin) is a document by itself, as is a sen
 with no document id. A document's text is its sentences' texts, joined with one space
 where the previous sentence has no trailing whitespace.
 
-Scoring follows the CoNLL-2005 conventions of :mod:`spacy_lisa.pipeline.scorer` with
+Scoring follows the CoNLL-2005 conventions of :mod:`.scorer` with
 character spans in place of token spans: ``V`` is not scored, ``C-X`` pieces join their
 ``X`` into one discontinuous argument, ``R-X`` are labels of their own, an argument is
 right only if its label and every piece's characters are exact. Frames pair by
@@ -30,16 +30,18 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from .corpus.docbin import DOC_ID_KEY
-from .errors import Errors
-from .frames import SRLFrame, doc_sentences, has_srl_annotation
-from .pipeline.scorer import (
+from ..corpus.docbin import DOC_ID_KEY
+from ..errors import Errors
+from ..frames import SRLFrame, doc_sentences, has_srl_annotation
+from .counts import (
     OFFICIAL,
     Argument,
     SRLEvaluation,
-    _check_convention,
+    check_convention,
     join_continuations,
+    pair_frames,
 )
+from .preset_sentences import pipe_as_one_sentence
 
 CharSpan = Tuple[int, int]
 
@@ -178,14 +180,6 @@ class RawEvaluation:
         return scores
 
 
-def _count(srl: SRLEvaluation, pred: Set[Argument], gold: Set[Argument]) -> None:
-    srl.args.score_set(pred, gold)
-    for label in {a[0] for a in gold} | {a[0] for a in pred}:
-        srl.per_type[label].score_set(
-            {a for a in pred if a[0] == label}, {a for a in gold if a[0] == label}
-        )
-
-
 def score_document(
     document: GoldDocument,
     doc: Doc | Prediction,
@@ -195,61 +189,50 @@ def score_document(
     """Add one predicted doc's (or :class:`Prediction`'s) agreement with its gold
     document to ``result``."""
     predicted = doc if isinstance(doc, Prediction) else Prediction.from_docs([doc], document.text)
-    srl = result.srl
     result.n_documents += 1
     result.n_sentences += document.n_sentences
     result.n_pred_sentences += predicted.n_sentences
     result.n_words += predicted.n_words
+    _count_unreachable(document, predicted, result)
+    gold = _by_key(document.frames, lambda span: span)
+    scored = (f for f in predicted.frames if _in_scored(document, f.predicate[0]))
+    pred = _by_key(scored, lambda span: span)
+    result.srl.count_frames(gold, pred)
+    official = convention == OFFICIAL
+    if official:  # srl-eval.pl pairs props by row: the predicate's first character
+        gold = _by_key((f for fs in gold.values() for f in fs), lambda span: span[0])
+        pred = _by_key((f for fs in pred.values() for f in fs), lambda span: span[0])
+    for gold_frame, pred_frame in pair_frames(gold, pred, skip_spurious=official):
+        result.srl.count_arguments(_arguments(pred_frame), _arguments(gold_frame))
+
+
+def _count_unreachable(
+    document: GoldDocument, predicted: Prediction, result: RawEvaluation
+) -> None:
+    """Count the gold predicates and arguments the predicted tokens cannot reach."""
 
     def reachable(start: int, end: int) -> bool:
         return start in predicted.starts and end in predicted.ends
 
-    official = convention == OFFICIAL
-    gold: Dict[CharSpan, List[CharFrame]] = {}
     for frame in document.frames:
-        gold.setdefault(frame.predicate, []).append(frame)
-        srl.n_gold_frames += 1
         result.n_gold_preds_unreachable += int(not reachable(*frame.predicate))
         for _, pieces in join_continuations(frame.roles):
             result.n_gold_args += 1
             result.n_gold_args_unreachable += int(not all(reachable(*p) for p in pieces))
-    pred: Dict[CharSpan, List[CharFrame]] = {}
-    for frame in predicted.frames:
-        if _in_scored(document, frame.predicate[0]):
-            pred.setdefault(frame.predicate, []).append(frame)
-            srl.n_pred_frames += 1
-    srl.n_docs += 1
-    srl.predicates.score_set(set(pred), set(gold))
-    for key in set(gold) & set(pred):
-        for g, p in zip(gold[key], pred[key], strict=False):
-            if g.roleset:
-                srl.senses.total += 1
-                srl.senses.correct += int(p.roleset == g.roleset)
 
-    # pairing: by predicate characters, or (official) by the first character
-    def pair_key(span: CharSpan) -> Any:
-        return span[0] if official else span
 
-    gold_by: Dict[Any, List[CharFrame]] = {}
-    for frames in gold.values():
-        for frame in frames:
-            gold_by.setdefault(pair_key(frame.predicate), []).append(frame)
-    pred_by: Dict[Any, List[CharFrame]] = {}
-    for frames in pred.values():
-        for frame in frames:
-            pred_by.setdefault(pair_key(frame.predicate), []).append(frame)
-    for key in set(gold_by) | set(pred_by):
-        gold_frames, pred_frames = gold_by.get(key, []), pred_by.get(key, [])
-        for i in range(max(len(gold_frames), len(pred_frames))):
-            if i >= len(gold_frames) and official:
-                continue  # srl-eval.pl skips a predicted prop without gold
-            gold_args = (
-                set(join_continuations(gold_frames[i].roles)) if i < len(gold_frames) else set()
-            )
-            pred_args = (
-                set(join_continuations(pred_frames[i].roles)) if i < len(pred_frames) else set()
-            )
-            _count(srl, pred_args, gold_args)
+def _by_key(
+    frames: Iterable[CharFrame], key: Callable[[CharSpan], Any]
+) -> Dict[Any, List[CharFrame]]:
+    """Frames grouped by ``key`` of their predicate span, in order."""
+    out: Dict[Any, List[CharFrame]] = {}
+    for frame in frames:
+        out.setdefault(key(frame.predicate), []).append(frame)
+    return out
+
+
+def _arguments(frame: Optional[CharFrame]) -> Set[Argument]:
+    return set(join_continuations(frame.roles)) if frame is not None else set()
 
 
 def evaluate_raw(
@@ -268,7 +251,7 @@ def evaluate_raw(
     sentence's text separately, held to one sentence (it still tokenises, tags and
     parses, but its segmenter cannot cut the sentence), so the difference from the
     default is what the pipeline's sentence segmentation costs."""
-    _check_convention(convention)
+    check_convention(convention)
     documents = [d for d in group_documents(docs) if d.scored]
     result = RawEvaluation()
     spans = [d.sentences if gold_sentences else [(0, len(d.text))] for d in documents]
@@ -285,54 +268,3 @@ def evaluate_raw(
         prediction = Prediction.from_docs(group_docs, document.text, group)
         score_document(document, prediction, result, convention)
     return result
-
-
-# factories that set sentence starts and keep the ones a component before them preset
-# (spaCy's parser always does; senter and sentencizer unless configured to overwrite)
-SEGMENTER_FACTORIES = ("parser", "beam_parser", "senter", "sentencizer")
-
-
-def pipe_as_one_sentence(
-    nlp: Language, texts: Iterable[str], batch_size: int, disable: Sequence[str] = ()
-) -> Iterable[Doc]:
-    """``nlp.pipe`` with each text held to one sentence: just before the first component
-    that segments, the first token starts a sentence and no other may, so the segmenter
-    keeps the text whole (components before it, such as ``lisa_split_its``, may still
-    change the tokens)."""
-    return pipe_with_preset_starts(
-        nlp, texts, lambda doc, _: _one_sentence(doc), batch_size, disable
-    )
-
-
-def pipe_with_preset_starts(
-    nlp: Language,
-    texts: Iterable[str],
-    preset: Callable[[Doc, int], Doc],
-    batch_size: int,
-    disable: Sequence[str] = (),
-) -> Iterable[Doc]:
-    """``nlp.pipe`` with ``preset(doc, i)`` (``i``: the text's position in ``texts``)
-    applied just before the first component that segments: the sentence starts it sets
-    (``token.is_sent_start`` True or False) are kept, those it leaves ``None`` are the
-    segmenter's to decide."""
-    docs: Iterable[Doc] = (nlp.make_doc(text) for text in texts)
-    held = False
-    for name, component in nlp.pipeline:
-        if name in disable:
-            continue
-        if not held and nlp.get_pipe_meta(name).factory in SEGMENTER_FACTORIES:
-            docs = (preset(doc, i) for i, doc in enumerate(docs))
-            held = True
-        if hasattr(component, "pipe"):
-            docs = component.pipe(docs, batch_size=batch_size)
-        else:
-            # map binds this component now (a generator expression would look the name
-            # up when iterated, after the loop has moved on to the last component)
-            docs = map(component, docs)
-    return docs
-
-
-def _one_sentence(doc: Doc) -> Doc:
-    for token in doc:
-        token.is_sent_start = token.i == 0
-    return doc
