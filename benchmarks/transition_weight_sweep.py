@@ -20,10 +20,10 @@ from machine import describe
 from spacy.tokens import DocBin
 from spacy.training import Example
 
+from spacy_lisa.decoding.frames import NUMBERED_ARGUMENT
 from spacy_lisa.evaluation import gold_preproc_doc
 from spacy_lisa.frames import get_srl_frames, has_srl_annotation
 from spacy_lisa.loading import srl_component
-from spacy_lisa.pipeline.decoding import NUMBERED_ARGUMENT
 from spacy_lisa.pipeline.scorer import evaluate_srl
 
 

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from ..bio import spans_to_bio
+from ..decoding.bio import spans_to_bio
 from ._io import CorpusFormatError
 from .records import SentenceRecord
 

@@ -1,1 +1,1 @@
-"""The lisa_srl component, its decoding and its scorer."""
+"""The lisa_srl component and its scorer."""

@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from spacy.scorer import PRFScore
 
-from ..bio import VERB
+from ..decoding.bio import VERB
 
 CONTINUATION_PREFIX = "C-"
 # the predicate classes of ``srl_pred_per_pos`` (UPOS of the predicate's first token)
