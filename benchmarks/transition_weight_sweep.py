@@ -20,9 +20,9 @@ from machine import describe
 from spacy.tokens import DocBin
 from spacy.training import Example
 
+from spacy_lisa.decoding.frames import NUMBERED_ARGUMENT
 from spacy_lisa.frames import get_srl_frames, has_srl_annotation
 from spacy_lisa.loading import srl_component
-from spacy_lisa.pipeline.decoding import NUMBERED_ARGUMENT
 from spacy_lisa.scoring.gold_docs import gold_preproc_doc
 from spacy_lisa.scoring.scorer import evaluate_srl
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from spacy.tokens import Doc, Span
 
-from .bio import spans_to_bio
+from .decoding.bio import spans_to_bio
 from .frames import SRLFrame, doc_sentences
 from .inputs import InputDoc, output_keys
 

@@ -14,9 +14,9 @@ import torch
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from spacy_lisa.bio import OUTSIDE, LabelledSpan
 from spacy_lisa.corpus.docbin import group_records, records_to_doc
 from spacy_lisa.corpus.records import SentenceRecord
+from spacy_lisa.decoding.bio import OUTSIDE, LabelledSpan
 from spacy_lisa.models.types import MASK_VALUE
 
 # --- BIO tags ----------------------------------------------------------------------------

@@ -1,5 +1,4 @@
-"""Tests for the BIO and tree decoders in ``spacy_lisa.pipeline.viterbi`` and
-``spacy_lisa.pipeline.decoding``."""
+"""Tests for the BIO and tree decoders in ``spacy_lisa.decoding``."""
 
 from __future__ import annotations
 
@@ -18,14 +17,10 @@ from oracles import (
     is_valid_transition,
 )
 
-from spacy_lisa.pipeline.decoding import decode_frames, mst_decode, paths_to_spans
-from spacy_lisa.pipeline.viterbi import (
-    _bio_masks,
-    bio_labels,
-    estimate_transitions,
-    greedy_paths,
-    viterbi_paths,
-)
+from spacy_lisa.decoding.bio import bio_labels, paths_to_spans
+from spacy_lisa.decoding.frames import decode_frames
+from spacy_lisa.decoding.tree import mst_decode
+from spacy_lisa.decoding.viterbi import estimate_transitions, greedy_paths, viterbi_paths
 
 LABELS = ("O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-V", "I-V")
 
@@ -66,7 +61,8 @@ def brute_force(unary: np.ndarray, labels: Sequence[str], trans=None, start=None
 
 
 def test_bio_masks_agree_with_bio_helpers() -> None:
-    trans_mask, start_mask = _bio_masks(LABELS)
+    info = bio_labels(LABELS)
+    trans_mask, start_mask = info.transition_mask, info.start_mask
     for i, prev in enumerate(LABELS):
         assert (start_mask[i] == 0) == is_valid_start(prev)
         for j, tag in enumerate(LABELS):
@@ -573,7 +569,7 @@ def test_unique_core_roles_changes_only_frames_with_a_repeated_role() -> None:
 
 def test_a_repeated_core_role_left_after_the_last_round_is_dropped(monkeypatch) -> None:
     """With no rounds of re-decoding left, the span that loses the role is read as O."""
-    import spacy_lisa.pipeline.decoding as decoding_module
+    import spacy_lisa.decoding.frames as decoding_module
 
     monkeypatch.setattr(decoding_module, "_MAX_ROUNDS", 0)
     [(_, roles)] = decode_frames(two_arg0_scores(), [2], [6], MODIFIER_LABELS, unique_core=True)

@@ -341,8 +341,8 @@ class FakeDeviceArray:
 
 
 def test_viterbi_and_decoding_copy_device_scores_to_the_host_once():
-    from spacy_lisa.pipeline.decoding import decode_frames
-    from spacy_lisa.pipeline.viterbi import viterbi_paths
+    from spacy_lisa.decoding.frames import decode_frames
+    from spacy_lisa.decoding.viterbi import viterbi_paths
 
     labels = ("O", "B-V", "I-V", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1")
     rng = numpy.random.default_rng(0)

@@ -167,6 +167,19 @@ def test_models_know_nothing_of_the_component_and_the_library_nothing_of_its_cli
     assert upward == []
 
 
+def test_decoding_sits_below_the_component_the_models_and_the_corpus():
+    # so that pipeline/, corpus/, formats.py (and models/, should they need it) can use it
+    below = ("spacy_lisa.pipeline", "spacy_lisa.models", "spacy_lisa.corpus")
+    upward = [
+        (module, target)
+        for module, targets in import_graph().items()
+        if module.startswith("spacy_lisa.decoding")
+        for target in targets
+        if target.startswith(below)
+    ]
+    assert upward == []
+
+
 # catalogues, not logic: one entry per code
 LONG_MODULES_ALLOWED = {"spacy_lisa/errors.py"}
 MAX_MODULE_LINES = 500

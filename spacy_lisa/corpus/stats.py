@@ -9,7 +9,7 @@ Argument convention (the one the EWT reference counts use): ``arguments`` counts
 argument span of every predicate, ``C-`` and ``R-`` spans each on their own and the
 predicate's ``V`` span not at all. ``arguments_not_bio`` counts those of them that
 overlap the predicate or an earlier argument and so cannot be BIO tagged
-(:func:`spacy_lisa.bio.spans_to_bio`); ``bio_tags`` is the BIO tag set (``O`` and
+(:func:`spacy_lisa.decoding.bio.spans_to_bio`); ``bio_tags`` is the BIO tag set (``O`` and
 ``B-V``/``I-V`` included) the training data needs.
 """
 
@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from ..bio import spans_to_bio
+from ..decoding.bio import spans_to_bio
 from ._io import CorpusFormatError
 from .records import SentenceRecord
 

@@ -1,1 +1,2 @@
-"""The lisa_srl component and its decoding (its scorer is in :mod:`spacy_lisa.scoring`)."""
+"""The lisa_srl component (its decoding is in :mod:`spacy_lisa.decoding`, its scorer in
+:mod:`spacy_lisa.scoring`)."""

@@ -104,7 +104,7 @@ class Annotator:
 
     def _add_frames(self, host: Any, docs: List[Doc], states: List[DocAnnotations]) -> None:
         """Decode every frame of a call and add those of a kept UPOS to their docs."""
-        from .decoding import decode_frames
+        from ..decoding.frames import decode_frames
 
         frames_idx = host.frames.astype(np.int64).reshape(-1, 2)
         if not len(frames_idx):

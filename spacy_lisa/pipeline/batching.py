@@ -324,7 +324,7 @@ def tree_batch(batch: LisaBatch, model: Model, output: LisaOutput) -> LisaBatch:
     """``batch`` following the maximum spanning tree of ``output``'s parent scores (a
     well-formed tree per window, root = self-loop) instead of the model's own parse
     (tokens outside the batch's windows, in a part of a doc: their own heads)."""
-    from .decoding import mst_decode
+    from ..decoding.tree import mst_decode
 
     head_scores = model.ops.to_numpy(output.head_scores)
     heads = [np.arange(len(doc), dtype="i") for doc in batch.docs]

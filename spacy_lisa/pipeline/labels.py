@@ -11,7 +11,7 @@ import numpy as np
 from spacy.training import Example
 from thinc.api import Model
 
-from ..bio import OUTSIDE, VERB, spans_to_bio
+from ..decoding.bio import OUTSIDE, VERB, spans_to_bio
 from ..errors import Errors
 from ..frames import has_srl_annotation, predicate_starts
 
@@ -36,8 +36,8 @@ def collect_label_data(
     """Labels (BIO roles, joint POS/predicate tags, dependency labels), transition
     statistics, rolesets, lemma edit trees and predicate UPOS of the examples' gold
     frames; None when no example has SRL annotation."""
+    from ..decoding.viterbi import estimate_transitions
     from .senses import FrameLabelCollector
-    from .viterbi import estimate_transitions
 
     frame_labels = FrameLabelCollector(strings)
     tags: set = set()

@@ -14,7 +14,7 @@ from thinc.api import Ops
 from thinc.types import Ints1d, Ints2d
 
 from ..alignment import one_to_one
-from ..bio import spans_to_bio
+from ..decoding.bio import spans_to_bio
 from ..errors import Warnings
 from ..frames import predicates_complete
 from ..models.types import LisaOutput, LisaTargets

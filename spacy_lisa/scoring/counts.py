@@ -26,7 +26,7 @@ from typing import (
 
 from spacy.scorer import PRFScore
 
-from ..bio import VERB
+from ..decoding.bio import VERB
 from ..errors import Errors
 
 CONTINUATION_PREFIX = "C-"

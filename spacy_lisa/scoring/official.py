@@ -11,7 +11,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from spacy.training import Example
 
 from ..alignment import TokenMap
-from ..bio import VERB
+from ..decoding.bio import VERB
 from ..frames import doc_sentences
 from .counts import CONTINUATION_PREFIX, Piece, SRLEvaluation
 

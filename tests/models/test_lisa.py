@@ -18,7 +18,7 @@ from spacy.training import Example
 from spacy.util import registry
 from thinc.api import Adam, Config, Model, data_validation, fix_random_seed
 
-from spacy_lisa.bio import spans_to_bio
+from spacy_lisa.decoding.bio import spans_to_bio
 from spacy_lisa.frames import set_srl_frames
 from spacy_lisa.models.lisa import build_lisa_model, ensure_built
 from spacy_lisa.models.loss import lisa_loss

@@ -18,8 +18,9 @@ from oracles import dense_viterbi_paths
 from spacy.tokens import Doc
 
 from spacy_lisa import patches
+from spacy_lisa.decoding import frames
 from spacy_lisa.models.lisa_torch import LisaTorchModel, SentenceRequest
-from spacy_lisa.pipeline import batching, decoding
+from spacy_lisa.pipeline import batching
 from spacy_lisa.pipeline.annotate import doc_own_parse
 from spacy_lisa.pipeline.batching import doc_heads
 
@@ -52,7 +53,7 @@ def without_speedups(stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
     patch.setattr(LisaTorchModel, "_packing", lambda self, mask: None)
     patch.setattr(patches, "_torch_gemm_on", lambda: False)
     patch.setattr(batching, "PREDICT_CHUNK_TOKENS", 512)
-    patch.setattr(decoding, "viterbi_paths", dense_viterbi_paths)
+    patch.setattr(frames, "viterbi_paths", dense_viterbi_paths)
     patch.setattr(
         "spacy_lisa.pipeline.annotate.doc_own_parse",
         lambda doc: {"heads": [t.head.i for t in doc], "deps": [t.dep_ for t in doc]},

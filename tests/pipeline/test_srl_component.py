@@ -750,16 +750,16 @@ def test_unique_core_roles_is_on_by_default_and_reaches_the_decoder(
 ) -> None:
     """Frames are decoded with one span per numbered argument unless the config turns it
     off."""
-    from spacy_lisa.pipeline import decoding
+    from spacy_lisa.decoding import frames
 
     seen = []
-    real = decoding.decode_frames
+    real = frames.decode_frames
 
     def recording(*args, **kwargs):
         seen.append(kwargs["unique_core"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(decoding, "decode_frames", recording)
+    monkeypatch.setattr(frames, "decode_frames", recording)
     assert trained_nlp.get_pipe("lisa_srl").options.unique_core_roles is True
     trained_nlp("John sold the car .")
     assert seen[-1] is True

@@ -1,16 +1,11 @@
-"""From role logits to frames, and from head scores to a tree (plain numpy, no spaCy).
+"""From role logits to frames (plain numpy, no spaCy).
 
 - :func:`decode_frames`: role logits of a batch -> per frame the predicate and role
   spans, as ``lisa_srl`` writes them (log-softmax, Viterbi or greedy from
-  :mod:`spacy_lisa.pipeline.viterbi`, BIO -> spans on arrays: :func:`paths_to_spans`,
-  :func:`spans_to_frames`).
+  :mod:`spacy_lisa.decoding.viterbi`, BIO -> spans on arrays:
+  :func:`~spacy_lisa.decoding.bio.paths_to_spans`, :func:`spans_to_frames`).
 - :func:`unique_core_roles`: re-decode the frames whose path holds a core role
   (``ARG0``-``ARG5``, ``ARGA``) in two spans, until none does.
-- :func:`mst_decode`: maximum spanning tree over a head-score matrix with exactly one
-  root, through ``ufal.chu_liu_edmonds``.
-
-Convention: ``head_scores[i, j]`` is the score of "the head of token ``i`` is token
-``j``", ``j == i`` meaning ``i`` is the root.
 """
 
 from __future__ import annotations
@@ -19,41 +14,11 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-from ufal.chu_liu_edmonds import chu_liu_edmonds
 
 from ..errors import Errors
-from .viterbi import BioLabels, _checked_scores, _floored, bio_labels, greedy_paths, viterbi_paths
-
-# Log-probabilities below this are clamped in mst_decode: the single-root penalty is
-# derived from the score range, and a bounded range keeps that penalty numerically exact.
-_MST_LOGP_FLOOR = -1e4
-
-
-def paths_to_spans(
-    paths: np.ndarray, info: BioLabels
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Labelled spans of padded label id paths (``[F, T]``, ``-1`` = padding), read as
-    conlleval reads tags (lenient: an ``I-X`` that continues no ``X`` span opens one).
-    Returns ``(frame, start, end, type_id)`` arrays, ordered by frame then start;
-    ``end`` is exclusive, ``type_id`` indexes ``info.types``."""
-    paths = np.asarray(paths, dtype=np.int64)
-    if paths.ndim != 2:
-        raise ValueError(
-            Errors.E251.format(what="paths", message=f"expected 2 dims, got {paths.shape}")
-        )
-    prefix = info.prefix[paths]
-    types = info.type_id[paths]
-    in_span = prefix > 0
-    # continues[f, t]: position t extends the span open at t - 1
-    continues = np.zeros_like(in_span)
-    continues[:, 1:] = (prefix[:, 1:] == 2) & in_span[:, :-1] & (types[:, 1:] == types[:, :-1])
-    opens = in_span & ~continues
-    closes = in_span.copy()  # a span closes after t unless t + 1 continues it
-    closes[:, :-1] &= ~continues[:, 1:]
-    frame, start = np.nonzero(opens)
-    _, last = np.nonzero(closes)  # row-major: the k-th close of a frame ends its k-th span
-    return frame, start, last + 1, types[frame, start]
-
+from .bio import OUTSIDE, BioLabels, bio_labels, paths_to_spans
+from .scores import host_scores, log_softmax
+from .viterbi import greedy_paths, viterbi_paths
 
 FrameSpans = Tuple[Tuple[int, int], List[List[Any]]]
 
@@ -133,10 +98,10 @@ def decode_frames(
     """
     label_tuple = tuple(labels)
     info = bio_labels(label_tuple)
-    scores = _checked_scores(role_scores, len(label_tuple))
+    scores = host_scores(role_scores, len(label_tuple))
     if scores.shape[0] == 0:
         return []
-    log_probs = _log_softmax(scores, axis=-1)
+    log_probs = log_softmax(scores, axis=-1)
     _predicate_is_verb(log_probs, positions, info)
     if decoding == "viterbi":
         trans = first = None
@@ -213,7 +178,7 @@ def unique_core_roles(
         for i in losers:
             f, b, e = int(frame[i]), int(start[i]), int(end[i])
             if round_ == _MAX_ROUNDS:
-                paths[f, b:e] = _outside_id(info)
+                paths[f, b:e] = info.labels.index(OUTSIDE)
             else:
                 role_labels = label_ids[info.type_id[:-1] == type_id[i]]
                 log_probs[f, b:e][:, role_labels] = _FORBIDDEN  # a view: in place
@@ -221,10 +186,6 @@ def unique_core_roles(
             redo = np.unique(frame[losers])
             paths[redo] = decode(log_probs[redo], lengths[redo])
     return paths
-
-
-def _outside_id(info: BioLabels) -> int:
-    return info.labels.index("O")
 
 
 # log-probability of the labels a predicate token may not take: far below any real one,
@@ -242,42 +203,3 @@ def _predicate_is_verb(log_probs: np.ndarray, positions: np.ndarray, info: BioLa
     frames = np.arange(log_probs.shape[0])[:, None]
     tokens = np.asarray(positions, dtype=np.int64).reshape(-1, 1)
     log_probs[frames, tokens, not_verb[None, :]] = _FORBIDDEN  # [F, n_not_verb] cells
-
-
-def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    shifted = x - x.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-
-
-def mst_decode(head_scores: np.ndarray) -> List[int]:
-    """Heads (window offsets, root = own index) of the maximum spanning tree with
-    exactly one root for ``head_scores`` (``[T, T]`` logits, ``[i, j]`` = head of ``i``
-    is ``j``, ``j == i`` = root)."""
-    logits = np.asarray(head_scores, dtype=np.float64)
-    if logits.ndim != 2 or logits.shape[0] != logits.shape[1]:
-        raise ValueError(
-            Errors.E251.format(what="head_scores", message=f"expected [T, T], got {logits.shape}")
-        )
-    logits = _floored(logits, "head_scores")
-    n = logits.shape[0]
-    if n == 0:
-        return []
-    if n == 1:
-        return [0]
-    # log-softmax over candidate heads: rows become comparable log-probabilities, so the
-    # tree maximises the joint probability of the heads rather than raw logit sums
-    logp = np.maximum(_log_softmax(logits, axis=1), _MST_LOGP_FLOOR)
-    root = np.diag(logp).copy()
-    # Single root: every arc from the artificial root pays a penalty larger than any
-    # possible difference between two trees' other arcs, so the MST takes as few root
-    # arcs as possible (one) and, among single-root trees, the best one. Exact, and one
-    # CLE call instead of one per candidate root.
-    penalty = n * (float(logp.max()) - float(logp.min())) + 1.0
-    matrix = np.full((n + 1, n + 1), np.nan, dtype=np.float64)
-    matrix[1:, 1:] = logp
-    matrix[np.arange(1, n + 1), np.arange(1, n + 1)] = np.nan  # no self-loops
-    matrix[1:, 0] = root - penalty
-    heads, _ = chu_liu_edmonds(np.ascontiguousarray(matrix))
-    # heads[k] for node k >= 1 is its head node, 0 = the artificial root (node k is
-    # token k - 1); convert to window offsets with the root pointing to itself
-    return [i if heads[i + 1] == 0 else int(heads[i + 1]) - 1 for i in range(n)]

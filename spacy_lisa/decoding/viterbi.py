@@ -1,29 +1,35 @@
-"""Constrained BIO decoding of role scores (plain numpy, no spaCy).
+"""Constrained BIO decoding of role scores (plain numpy, its loop compiled by numba).
 
 - :func:`viterbi_paths`: the best BIO role sequence of every frame of a batch at once
   (``[F, T]`` ids) under hard BIO constraints, optionally with transition/start
   log-probabilities estimated from the training data (:func:`estimate_transitions`), as
   in LISA §7 (Table 7: +0.2 to +0.6 F1 over greedy).
 - :func:`greedy_paths`: per-token argmax (the baseline).
-- :class:`BioLabels` (:func:`bio_labels`): array views of a label set (prefix, span type)
-  that the decoders and :mod:`spacy_lisa.pipeline.decoding` read instead of strings.
 
 Convention: ``transitions[i, j]`` is the score of tag ``labels[j]`` following tag
 ``labels[i]`` (row = previous tag).
+
+Constrained Viterbi spends its time in a loop over tokens whose every step is a max over
+~100 previous labels for ~100 next labels: in numpy each step was a dozen small array
+calls, and decoding took a fifth of ``nlp.pipe`` (BENCHMARKS.md, Decoding). Numba
+compiles the loop (:func:`_viterbi_frames`) once per process (``cache=True``: the machine
+code is kept on disk beside this module, or in numba's user cache directory where that is
+read-only). Its arithmetic is the numpy decoder's, in the same order and in float64, so
+the paths are identical to it, ties included (the lowest previous label id wins, as
+``argmax``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
+from numba import njit
 
-from ..bio import VERB
 from ..device import to_host
 from ..errors import Errors
-from .viterbi_kernel import FLOOR, viterbi_frames
+from .bio import BioLabels, bio_labels
+from .scores import FLOOR, floored, host_scores
 
 
 def estimate_transitions(
@@ -72,96 +78,6 @@ def _log_normalise(counts: np.ndarray) -> np.ndarray:
         return np.log(probs)
 
 
-@lru_cache(maxsize=64)
-def _bio_masks(labels: Tuple[str, ...]) -> Tuple[np.ndarray, np.ndarray]:
-    """Additive masks (0 allowed, -inf forbidden) for transitions ``[L, L]`` and starts
-    ``[L]`` under hard BIO constraints; cached because every frame of every doc reuses
-    the component's one label tuple."""
-    is_inside = np.array([label.startswith("I-") for label in labels], dtype=bool)
-    is_begin = np.array([label.startswith("B-") for label in labels], dtype=bool)
-    # the type after the B-/I- prefix; other tags (O, ...) get a type no I- tag can have
-    types = np.array(
-        [
-            label[2:] if (b or i) else None
-            for label, b, i in zip(labels, is_begin, is_inside, strict=True)
-        ],
-        dtype=object,
-    )
-    same_type = types[:, None] == types[None, :]  # [prev, next]
-    continues = (is_begin | is_inside)[:, None] & same_type
-    allowed = ~is_inside[None, :] | continues
-    trans_mask = np.where(allowed, 0.0, -np.inf)
-    start_mask = np.where(is_inside, -np.inf, 0.0)
-    trans_mask.setflags(write=False)
-    start_mask.setflags(write=False)
-    return trans_mask, start_mask
-
-
-def _floored(values: np.ndarray, what: str) -> np.ndarray:
-    """``values`` with -inf (and anything below) clamped to the finite floor; NaN and
-    +inf are rejected because they make every path's score meaningless."""
-    if np.isnan(values).any() or np.isposinf(values).any():
-        raise ValueError(Errors.E251.format(what=what, message="contains NaN or +inf"))
-    return np.maximum(values, FLOOR)
-
-
-@dataclass(frozen=True)
-class BioLabels:
-    """Array views of a BIO label set, computed once per label tuple (:func:`bio_labels`).
-
-    Every per-label array has one extra entry at the end (index ``-1``) for padding, which
-    reads as ``O``: padded paths (``-1`` past a frame's length) need no special case.
-    """
-
-    labels: Tuple[str, ...]
-    types: Tuple[str, ...]  # span types (``"ARG0"``, ``"V"``, ...), ``type_id`` indexes them
-    prefix: np.ndarray  # [L + 1] int8: 1 = B-, 2 = I-, 0 = anything else (O, padding)
-    type_id: np.ndarray  # [L + 1] int64: the type after the B-/I- prefix, -1 for others
-    verb_type: int  # type id of ``V`` (the predicate), -1 when the set has no V tag
-    free: np.ndarray  # ids of labels that may follow any label (not I-)
-    inside: np.ndarray  # ids of I- labels
-    inside_prev: np.ndarray  # [n_inside, k]: labels allowed before each I- label, ascending
-
-
-@lru_cache(maxsize=64)
-def bio_labels(labels: Tuple[str, ...]) -> BioLabels:
-    """The :class:`BioLabels` of ``labels`` (cached: a component has one label tuple)."""
-    labels = tuple(labels)
-    trans_mask, _ = _bio_masks(labels)
-    types: Dict[str, int] = {}
-    prefix = np.zeros(len(labels) + 1, dtype=np.int8)
-    type_id = np.full(len(labels) + 1, -1, dtype=np.int64)
-    for i, label in enumerate(labels):
-        # as conlleval reads tags: "B-X" / "I-X" open or continue an X span
-        head, _, name = label.partition("-")
-        if head in ("B", "I"):
-            prefix[i] = 1 if head == "B" else 2
-            type_id[i] = types.setdefault(name, len(types))
-    is_inside = prefix[:-1] == 2
-    inside = np.flatnonzero(is_inside)
-    allowed = [np.flatnonzero(trans_mask[:, j] == 0) for j in inside]
-    width = max((len(a) for a in allowed), default=1)
-    # pad each row by repeating its last (largest) id: a repeated candidate never wins an
-    # argmax over its first occurrence, so ties still go to the lowest label id
-    inside_prev = np.array(
-        [np.concatenate([a, np.full(width - len(a), a[-1])]) for a in allowed], dtype=np.intp
-    ).reshape(len(inside), width)
-    for array in (prefix, type_id, inside, inside_prev):
-        array.setflags(write=False)
-    free = np.flatnonzero(~is_inside)
-    free.setflags(write=False)
-    return BioLabels(
-        labels=labels,
-        types=tuple(types),
-        prefix=prefix,
-        type_id=type_id,
-        verb_type=types.get(VERB, -1),
-        free=free,
-        inside=inside,
-        inside_prev=inside_prev,
-    )
-
-
 def _lengths(lengths: Sequence[int], n_frames: int, n_tokens: int) -> np.ndarray:
     sizes = np.asarray(lengths, dtype=np.int64).reshape(-1)
     if sizes.shape[0] != n_frames or (sizes < 0).any() or (sizes > n_tokens).any():
@@ -173,26 +89,13 @@ def _lengths(lengths: Sequence[int], n_frames: int, n_tokens: int) -> np.ndarray
     return sizes
 
 
-def _checked_scores(log_probs: np.ndarray, n_labels: int) -> np.ndarray:
-    # scores on a GPU (CuPy, torch) come to the host here, once for the whole batch
-    scores = np.asarray(to_host(log_probs))
-    if scores.ndim != 3 or scores.shape[2] != n_labels:
-        raise ValueError(
-            Errors.E251.format(
-                what="log_probs",
-                message=f"expected shape [frames, tokens, {n_labels}], got {scores.shape}",
-            )
-        )
-    return scores
-
-
 def _viterbi_tables(
-    labels: Tuple[str, ...], transitions: Optional[np.ndarray], start: Optional[np.ndarray]
+    info: BioLabels, transitions: Optional[np.ndarray], start: Optional[np.ndarray]
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Transition ``[L, L]`` and start ``[L]`` log-scores: hard BIO masks plus the soft
     scores given, checked."""
-    n_labels = len(labels)
-    trans_mask, start_mask = _bio_masks(labels)
+    n_labels = len(info.labels)
+    trans_mask, start_mask = info.transition_mask, info.start_mask
     if not np.isfinite(start_mask).any():
         raise ValueError(
             Errors.E251.format(what="labels", message="all are I- tags, no valid BIO sequence")
@@ -207,7 +110,7 @@ def _viterbi_tables(
                     message=f"expected shape ({n_labels}, {n_labels}), got {soft.shape}",
                 )
             )
-        trans = trans + _floored(soft, "transitions")
+        trans = trans + floored(soft, "transitions")
     first = start_mask.copy()
     if start is not None:
         soft_start = np.asarray(start, dtype=np.float64)
@@ -217,7 +120,7 @@ def _viterbi_tables(
                     what="start", message=f"expected shape ({n_labels},), got {soft_start.shape}"
                 )
             )
-        first = first + _floored(soft_start, "start")
+        first = first + floored(soft_start, "start")
     return trans, first
 
 
@@ -232,7 +135,7 @@ def viterbi_paths(
     longest frame, ``lengths`` the real length of each. Returns ``[F, T]`` label ids,
     ``-1`` past each frame's length (padding is never read, it may hold anything).
 
-    The loop over frames and tokens is compiled (:mod:`.viterbi_kernel`). The hard BIO
+    The loop over frames and tokens is compiled (:func:`_viterbi_frames`). The hard BIO
     constraints are used structurally: a label that is not ``I-`` may follow any label,
     an ``I-X`` only ``B-X``/``I-X`` (a max over 2 candidates), which gives exactly the
     result of a dense max over all previous labels, ties included (lowest previous label
@@ -240,17 +143,17 @@ def viterbi_paths(
     """
     info = bio_labels(tuple(labels))
     n_labels = len(info.labels)
-    raw = _checked_scores(log_probs, n_labels)
+    raw = host_scores(log_probs, n_labels)
     n_frames, n_tokens = raw.shape[:2]
     sizes = _lengths(lengths, n_frames, n_tokens)
-    trans, first = _viterbi_tables(info.labels, transitions, start)
+    trans, first = _viterbi_tables(info, transitions, start)
     paths = np.full((n_frames, n_tokens), -1, dtype=np.int64)
     if n_frames == 0 or n_tokens == 0:
         return paths
     _check_real(raw, sizes)
     if raw.dtype not in (np.float32, np.float64):
         raw = raw.astype(np.float64)
-    viterbi_frames(
+    _viterbi_frames(
         np.ascontiguousarray(raw),
         sizes,
         np.ascontiguousarray(first),
@@ -259,6 +162,7 @@ def viterbi_paths(
         np.asarray(info.free, dtype=np.int64),
         np.asarray(info.inside, dtype=np.int64),
         np.asarray(info.inside_prev, dtype=np.int64),
+        FLOOR,
         paths,
     )
     return paths
@@ -289,3 +193,139 @@ def greedy_paths(log_probs: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
     paths = scores.argmax(axis=2).astype(np.int64)
     paths[np.arange(n_tokens)[None, :] >= sizes[:, None]] = -1
     return paths
+
+
+# --- the compiled loop (numba: the helpers are inlined, so it runs as one function) -----
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_max(values: np.ndarray) -> int:  # pragma: no cover (compiled)
+    """Index of the first maximum, as ``argmax`` (without its NaN checks: none here)."""
+    best = 0
+    for i in range(1, values.shape[0]):
+        if values[i] > values[best]:
+            best = i
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _best_previous(  # pragma: no cover (compiled)
+    delta: np.ndarray, trans: np.ndarray, j: int, candidates: np.ndarray, n: int
+) -> Tuple[float, int]:
+    """Max of ``delta[p] + trans[p, j]`` over the first ``n`` ``candidates`` (ascending
+    ids) and its argument: the first maximum wins, as ``argmax``."""
+    arg = candidates[0]
+    best = delta[arg] + trans[arg, j]
+    for c in range(1, n):
+        p = candidates[c]
+        value = delta[p] + trans[p, j]
+        if value > best:
+            best = value
+            arg = p
+    return best, arg
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _best_free_transitions(  # pragma: no cover (compiled)
+    trans: np.ndarray, free: np.ndarray
+) -> np.ndarray:
+    """Each previous label's best transition into a free label (the pruning bound)."""
+    rowmax = np.empty(trans.shape[0])
+    for p in range(trans.shape[0]):
+        best = -np.inf
+        for jj in range(free.shape[0]):
+            value = trans[p, free[jj]]
+            if value > best:
+                best = value
+        rowmax[p] = best
+    return rowmax
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _candidates(  # pragma: no cover (compiled)
+    delta: np.ndarray,
+    trans: np.ndarray,
+    free: np.ndarray,
+    rowmax: np.ndarray,
+    candidates: np.ndarray,
+    n_free: int,  # the sizes come in: read from the shapes here, the loop ran 1% slower
+    n_labels: int,
+) -> int:
+    """Write into ``candidates`` (ascending ids) the previous labels that can still win a
+    free label at this step, and return how many. p is skipped when ``delta[p]`` plus its
+    best transition (``rowmax[p]``) is below the lowest score that the best label so far
+    reaches in any free label (exact: a trained model's peaked scores leave 1 to 10 of
+    ~100 labels)."""
+    top = _first_max(delta)
+    bound = np.inf
+    for jj in range(n_free):
+        value = delta[top] + trans[top, free[jj]]
+        if value < bound:
+            bound = value
+    n = 0
+    for p in range(n_labels):  # ascending ids: ties go to the lowest
+        if delta[p] + rowmax[p] >= bound:
+            candidates[n] = p
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _backtrack(  # pragma: no cover (compiled)
+    delta: np.ndarray, back: np.ndarray, size: int, paths: np.ndarray, f: int
+) -> None:
+    """Frame ``f``'s best path into ``paths[f, :size]``, from its best last label back
+    through the best previous labels ``back``."""
+    current = _first_max(delta)
+    for t in range(size - 1, -1, -1):
+        paths[f, t] = current
+        if t > 0:
+            current = back[t, current]
+
+
+@njit(cache=True, nogil=True)
+def _viterbi_frames(  # pragma: no cover (compiled: numba runs it, coverage cannot see it)
+    scores: np.ndarray,
+    sizes: np.ndarray,
+    first: np.ndarray,
+    trans: np.ndarray,
+    free: np.ndarray,
+    inside: np.ndarray,
+    inside_prev: np.ndarray,
+    floor: float,
+    paths: np.ndarray,
+) -> None:
+    """Best valid path of every frame, written into ``paths`` ``[F, T]`` (left as it is
+    past each frame's size).
+
+    ``scores`` ``[F, T, L]`` (any float type; read as float64, clamped at ``floor``),
+    ``sizes`` ``[F]``, ``first`` ``[L]`` start scores, ``trans`` ``[L, L]`` transition
+    scores (row = previous; hard BIO masks included), ``free`` the labels that may follow
+    any label, ``inside`` the ``I-`` labels and ``inside_prev`` ``[n_inside, k]`` the
+    labels each may follow. A free label's max runs over :func:`_candidates` only."""
+    n_frames, n_tokens, n_labels = scores.shape
+    width = inside_prev.shape[1]
+    rowmax = _best_free_transitions(trans, free)
+    delta = np.empty(n_labels)
+    step = np.empty(n_labels)
+    back = np.empty((n_tokens, n_labels), dtype=np.int64)
+    candidates = np.arange(n_labels)
+    n_free = free.shape[0]
+    n_inside = inside.shape[0]
+    for f in range(n_frames):
+        size = sizes[f]
+        if size == 0:
+            continue
+        for j in range(n_labels):
+            delta[j] = first[j] + max(np.float64(scores[f, 0, j]), floor)
+        for t in range(1, size):
+            n_candidates = _candidates(delta, trans, free, rowmax, candidates, n_free, n_labels)
+            for jj in range(n_free):
+                j = free[jj]
+                step[j], back[t, j] = _best_previous(delta, trans, j, candidates, n_candidates)
+            for ii in range(n_inside):
+                j = inside[ii]
+                step[j], back[t, j] = _best_previous(delta, trans, j, inside_prev[ii], width)
+            for j in range(n_labels):
+                delta[j] = step[j] + max(np.float64(scores[f, t, j]), floor)
+        _backtrack(delta, back, size, paths, f)
