@@ -6,8 +6,9 @@ their words (:class:`WindowCache`: their pieces, a frozen transformer's outputs)
 Pre-tokenised words are mapped to pieces as they are in running text whatever the saved
 tokenizer's settings (:func:`prefix_spaced`): WordPiece (BERT, ELECTRA, DistilBERT),
 byte-level BPE (RoBERTa, ModernBERT) and SentencePiece ``▁`` (XLM-R, DeBERTa-v3). A window
-is a sentence (or the whole doc), cut greedily by words where it has more pieces than the
-encoder takes (:func:`max_positions`, less its special tokens).
+is a sentence (:func:`~spacy_lisa.frames.doc_sentences`: or the whole doc), cut greedily
+by words where it has more pieces than the encoder takes (:func:`max_positions`, less
+its special tokens).
 
 torch and tokenizers are imported inside functions only (spaCy imports the
 architecture's module through an entry point).
@@ -24,6 +25,7 @@ import numpy
 from spacy.tokens import Doc
 
 from ..errors import Errors
+from ..frames import sentence_bounds
 
 V = TypeVar("V")
 
@@ -111,15 +113,6 @@ def max_positions(transformer: Any, tok: Any) -> int:
 # --- input preparation -------------------------------------------------------------
 
 
-def _sentence_ranges(doc: Doc) -> List[Tuple[int, int]]:
-    """Token ranges the transformer sees: sentences if annotated, else the whole doc."""
-    if not len(doc):
-        return []
-    if doc.has_annotation("SENT_START"):
-        return [(s.start, s.end) for s in doc.sents]
-    return [(0, len(doc))]
-
-
 def max_content(transformer: Any, tokenizer: Any, special: Tuple[List[int], List[int]]) -> int:
     """Most content wordpieces per window (:func:`max_positions` less the special
     tokens ``special``)."""
@@ -168,7 +161,7 @@ def doc_windows(docs: List[Doc]) -> Tuple[List[RawWindow], List[int]]:
     offset = 0
     for doc in docs:
         words = [t.text for t in doc]
-        for start, end in _sentence_ranges(doc):
+        for start, end in sentence_bounds(doc):
             raw.append((offset + start, words[start:end], None))
         offset += len(doc)
     return raw, [len(doc) for doc in docs]

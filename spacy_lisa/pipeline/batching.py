@@ -16,7 +16,7 @@ from thinc.types import Ints1d
 
 from ..alignment import one_to_one
 from ..errors import Errors, Warnings
-from ..frames import predicate_starts
+from ..frames import has_sentences, predicate_starts, sentence_bounds
 from ..models.types import TEACHER_FORCING_MODES, LisaBatch, LisaOutput
 from .options import SRLOptions
 
@@ -42,25 +42,26 @@ class Windower:
         *,
         segment: bool = False,
     ) -> List[Tuple[int, int]]:
-        """Encoder windows of ``doc``: its sentences (or the reference's when the
-        tokenisations match), split at ``max_length``. A doc without sentence boundaries
-        is one window in training; at prediction (``segment``) it is split by
-        punctuation rules, with warning W003 once, so roles never run across sentences
-        the user did not mark."""
+        """Encoder windows of ``doc``: its sentences (:func:`~spacy_lisa.frames.doc_sentences`:
+        the whole doc where it has none), split at ``max_length``. Where ``doc`` has no
+        sentence boundaries, the reference's are taken when the tokenisations match
+        (training); else at prediction (``segment``) it is split by punctuation rules,
+        with warning W003 once, so roles never run across sentences the user did not
+        mark."""
         if len(doc) == 0:
             return []
-        if doc.has_annotation("SENT_START"):
-            bounds = [(s.start, s.end) for s in doc.sents]
-        elif (
-            reference is not None
-            and reference.has_annotation("SENT_START")
+        sentences = doc  # the doc whose sentences (frames.doc_sentences) are taken
+        if (
+            not has_sentences(doc)
+            and reference is not None
+            and has_sentences(reference)
             and [t.text for t in reference] == [t.text for t in doc]
         ):
-            bounds = [(s.start, s.end) for s in reference.sents]
-        elif segment:
+            sentences = reference
+        if segment and not has_sentences(sentences):
             bounds = self._rule_sentences(doc)
         else:
-            bounds = [(0, len(doc))]
+            bounds = sentence_bounds(sentences)
         windows: List[Tuple[int, int]] = []
         for start, end in bounds:
             if end - start > max_length and not self.warned_long:
