@@ -15,7 +15,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..errors import Errors
-from .attention import LEAKY_SLOPE, MASK_VALUE, Packing
+from .attention import LEAKY_SLOPE, Packing
+from .types import MASK_VALUE
 
 
 class Biaffine(nn.Module):

@@ -37,7 +37,6 @@ from torch import Tensor, nn
 from ..errors import Errors
 from .attention import (
     LEAKY_SLOPE,
-    MASK_VALUE,
     EncoderLayer,
     MultiHeadSelfAttention,
     Packing,
@@ -46,7 +45,7 @@ from .attention import (
 from .biaffine import ParseOutput, SyntacticHead
 from .frame_classifiers import FrameClassifier, SenseClassifier
 from .role_scorer import BilinearRoleScorer
-from .types import OWN_PARSE_MODES, LisaSizes
+from .types import MASK_VALUE, OWN_PARSE_MODES, LisaSizes
 
 
 @dataclass
