@@ -311,6 +311,11 @@ class Window:
         self.mark = mark
 
 
+# a window's transformer input: wordpiece ids (special tokens included), the global
+# token row of each (-1: none) and its mark (1 on the marked word's pieces)
+PieceRow = Tuple[List[int], List[int], List[int]]
+
+
 def sub_batches(
     windows: List[Window],
     *,
@@ -328,36 +333,10 @@ def sub_batches(
 
     if not windows:
         return []
-    prefix, suffix = special
-    n_prefix, n_suffix = len(prefix), len(suffix)
     marked = any(win.mark is not None for win in windows)
-    rows: List[Tuple[List[int], List[int], List[int]]] = []
-    for win in windows:
-        index = [-1 if w is None else win.start + w for w in win.word_ids]
-        # mark 1 on every wordpiece of the marked word
-        marks = [int(w is not None and w == win.mark) for w in win.word_ids]
-        rows.append(
-            (
-                prefix + list(win.ids) + suffix,
-                [-1] * n_prefix + index + [-1] * n_suffix,
-                [0] * n_prefix + marks + [0] * n_suffix,
-            )
-        )
-    # sort by length; grow a sub-batch while rows x longest stays under the budget, so
-    # that padding stays small
-    order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
-    groups: List[List[int]] = []
-    current: List[int] = []
-    for i in order:
-        longest = len(rows[i][0])  # ascending: the new row is the longest
-        if current and (len(current) + 1) * longest > budget:
-            groups.append(current)
-            current = []
-        current.append(i)
-    if current:
-        groups.append(current)
+    rows = [_piece_row(win, special) for win in windows]
     subs = []
-    for group in groups:
+    for group in _length_groups([len(row[0]) for row in rows], budget):
         L = max(len(rows[i][0]) for i in group)
         ids_arr = numpy.full((len(group), L), pad_id, dtype="int64")
         mask_arr = numpy.zeros((len(group), L), dtype="int64")
@@ -379,3 +358,34 @@ def sub_batches(
             )
         )
     return subs
+
+
+def _piece_row(win: Window, special: Tuple[List[int], List[int]]) -> PieceRow:
+    """The window's pieces between the special tokens, their token rows and marks."""
+    prefix, suffix = special
+    n_prefix, n_suffix = len(prefix), len(suffix)
+    index = [-1 if w is None else win.start + w for w in win.word_ids]
+    # mark 1 on every wordpiece of the marked word
+    marks = [int(w is not None and w == win.mark) for w in win.word_ids]
+    return (
+        prefix + list(win.ids) + suffix,
+        [-1] * n_prefix + index + [-1] * n_suffix,
+        [0] * n_prefix + marks + [0] * n_suffix,
+    )
+
+
+def _length_groups(lengths: List[int], budget: int) -> List[List[int]]:
+    """Indices of ``lengths`` sorted by length and cut into groups: a group grows while
+    rows x longest stays under ``budget``, so that padding stays small."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: List[List[int]] = []
+    current: List[int] = []
+    for i in order:
+        longest = lengths[i]  # ascending: the new row is the longest
+        if current and (len(current) + 1) * longest > budget:
+            groups.append(current)
+            current = []
+        current.append(i)
+    if current:
+        groups.append(current)
+    return groups
