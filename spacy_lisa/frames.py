@@ -208,14 +208,26 @@ def set_srl_frames(
         doc.spans[spans_key] = SpanGroup(doc, name=spans_key, spans=spans)
 
 
+def has_sentences(doc: Doc) -> bool:
+    """Whether ``doc`` has sentence boundaries (from a parser, a senter, a sentencizer
+    or set by hand; a one-token doc always has). An empty doc has none."""
+    return len(doc) > 0 and doc.has_annotation("SENT_START")
+
+
 def doc_sentences(doc: Doc) -> List[Span]:
     """The doc's sentences, or the whole doc as one span when it has no sentence
-    boundaries (``doc.sents`` would raise E030 there). An empty doc has none."""
-    if len(doc) == 0:
-        return []
-    if doc.has_annotation("SENT_START"):
+    boundaries (``doc.sents`` would raise E030 there). An empty doc has none. The one
+    definition of a doc's sentences: the scorers, the formats, the transformer's windows
+    and the component's encoder windows (which fall back further, see
+    ``pipeline.batching.Windower``) all read it."""
+    if has_sentences(doc):
         return list(doc.sents)
-    return [doc[:]]
+    return [doc[:]] if len(doc) else []
+
+
+def sentence_bounds(doc: Doc) -> List[Tuple[int, int]]:
+    """``[start, end)`` of each of :func:`doc_sentences`."""
+    return [(sent.start, sent.end) for sent in doc_sentences(doc)]
 
 
 def has_srl_annotation(doc: Doc) -> bool:

@@ -248,10 +248,18 @@ def score_windows(
     dep_labels: bool = True,
     head_scores: bool = True,
 ) -> Any:
-    """``LisaTorchModel`` on padded sentence windows (a ``SentenceRequest`` built from
+    """``LisaTorchModel`` on padded sentence windows (a ``ScoreRequest`` built from
     keywords)."""
-    from spacy_lisa.models.lisa_torch import ParseRequest, SentenceRequest
+    from spacy_lisa.models.lisa_batch import ScoreRequest
 
-    parse = ParseRequest(heads, given_rows, own_parse, dep_labels, head_scores)
-    request = SentenceRequest(parse, frame_window, frame_pos, predicate_tags)
+    request = ScoreRequest(
+        heads=heads,
+        given_rows=given_rows,
+        own_parse=own_parse,
+        dep_labels=dep_labels,
+        head_scores=head_scores,
+        frame_window=frame_window,
+        frame_pos=frame_pos,
+        predicate_tags=predicate_tags,
+    )
     return model(x, mask, request)

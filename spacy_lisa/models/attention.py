@@ -22,10 +22,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..errors import Errors
+from .types import MASK_VALUE
 
-# Same value as spacy_lisa.models.types.MASK_VALUE (kept here so this module needs no
-# spaCy import): large enough that exp() underflows to 0, small enough for float16.
-MASK_VALUE = -1e4
 # LISA uses leaky ReLU in the feed-forward (Maas et al. 2013); torch's default slope
 LEAKY_SLOPE = 0.01
 

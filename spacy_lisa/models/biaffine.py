@@ -15,7 +15,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..errors import Errors
-from .attention import LEAKY_SLOPE, MASK_VALUE, Packing
+from .attention import LEAKY_SLOPE, Packing
+from .types import MASK_VALUE
 
 
 class Biaffine(nn.Module):
@@ -150,13 +151,37 @@ class SyntacticHead(nn.Module):
             attention = F.one_hot(given_heads, T).to(states.dtype)
             none = states.new_zeros(B, T, T)  # head_scores: not computed
             return ParseOutput(none, attention, given_heads, states.new_zeros(B, T, self.n_deps))
+        dep, par, scores = self._arcs(states, mask, packing)
+        attention, used = self._followed(scores, mask, own_mode, heads, given_rows)
+        if not dep_labels:
+            return ParseOutput(scores, attention, used, scores.new_zeros(B, T, self.n_deps))
+        return ParseOutput(scores, attention, used, self._labels(dep, par, used, packing))
+
+    def _arcs(
+        self, states: Tensor, mask: Tensor, packing: Optional[Packing]
+    ) -> Tuple[Tensor, Tensor, Tensor]:
+        """The dependent and parent representations ([B, T, d] or packed [N, d]) and the
+        parent logits [B, T, T], masked columns MASK_VALUE."""
         dep = self.dropout(F.leaky_relu(self.dep_mlp(states), LEAKY_SLOPE))  # [B, T, dq]
         par = self.dropout(F.leaky_relu(self.head_mlp(states), LEAKY_SLOPE))  # [B, T, dk]
         if packing is None:
             scores = self.arc(dep, par)[:, 0]  # [B, T, T]: dependent i, parent j
         else:  # [N, dq] / [N, dk]
             scores = self.arc(packing.unpack(dep), packing.unpack(par))[:, 0]
-        scores = scores.masked_fill(~mask[:, None, :], MASK_VALUE)
+        return dep, par, scores.masked_fill(~mask[:, None, :], MASK_VALUE)
+
+    def _followed(
+        self,
+        scores: Tensor,
+        mask: Tensor,
+        own_mode: str,
+        heads: Optional[Tensor],
+        given_rows: Optional[Tensor],
+    ) -> Tuple[Tensor, Tensor]:
+        """The distribution head 0 of layer p aggregates with [B, T, T] and the parent
+        of each token [B, T]: the head's own parse (``own_mode``), the given ``heads`` on
+        ``given_rows``."""
+        T = mask.shape[1]
         own_heads = scores.argmax(dim=-1)  # [B, T]
         if own_mode == "soft":
             own = torch.softmax(scores, dim=-1)
@@ -166,22 +191,21 @@ class SyntacticHead(nn.Module):
             raise ValueError(
                 Errors.E024.format(value=own_mode, option="own_mode", choices="soft, argmax")
             )
-        attention, used = own, own_heads
-        if heads is not None and given_rows is not None and bool(given_rows.any()):
-            given_heads = self.clean_heads(heads, mask)  # [B, T]
-            given = F.one_hot(given_heads, T).to(scores.dtype)  # [B, T, T]
-            attention = torch.where(given_rows[:, None, None], given, own)
-            used = torch.where(given_rows[:, None], given_heads, own_heads)
-        if not dep_labels:
-            return ParseOutput(scores, attention, used, scores.new_zeros(B, T, self.n_deps))
-        # labels for the parent the upper layers used (D&M condition labels on the arc)
+        if heads is None or given_rows is None or not bool(given_rows.any()):
+            return own, own_heads
+        given_heads = self.clean_heads(heads, mask)  # [B, T]
+        given = F.one_hot(given_heads, T).to(scores.dtype)  # [B, T, T]
+        attention = torch.where(given_rows[:, None, None], given, own)
+        return attention, torch.where(given_rows[:, None], given_heads, own_heads)
+
+    def _labels(self, dep: Tensor, par: Tensor, used: Tensor, packing: Optional[Packing]) -> Tensor:
+        """Label logits [B, T, n_deps] for the parent the upper layers used (D&M
+        condition labels on the arc)."""
         if packing is None:
             parents = par.gather(1, used[..., None].expand(-1, -1, par.shape[-1]))  # [B, T, dk]
-            dep_scores = self.label.score_pairs(dep, parents)  # [B, T, n_deps]
-        else:
-            parents = par.index_select(0, packing.rows(packing.pack(used)))  # [N, dk]
-            dep_scores = packing.unpack(self.label.score_pairs(dep, parents))
-        return ParseOutput(scores, attention, used, dep_scores)
+            return self.label.score_pairs(dep, parents)
+        parents = par.index_select(0, packing.rows(packing.pack(used)))  # [N, dk]
+        return packing.unpack(self.label.score_pairs(dep, parents))
 
     @staticmethod
     def clean_heads(heads: Tensor, mask: Tensor) -> Tensor:

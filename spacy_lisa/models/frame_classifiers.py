@@ -10,7 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import LEAKY_SLOPE, MASK_VALUE
+from .attention import LEAKY_SLOPE
+from .types import MASK_VALUE
 
 
 class FrameClassifier(nn.Module):

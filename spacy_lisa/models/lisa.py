@@ -40,7 +40,7 @@ from ..patches import averaged_pytorch_wrapper, torch_gemm
 from ..signatures import with_fields_as_parameters
 from . import lal as _lal  # noqa: F401  (registers the LabelAttentionLayer builder)
 from . import lan as _lan  # noqa: F401  (registers the LANRoleScorer builder)
-from .lisa_batch import PreparedBatch, predicate_tag_mask, prepare_batch
+from .lisa_batch import PaddedBatch, predicate_tag_mask, prepare_batch
 from .lisa_convert import FRAME_DIMS, convert_inputs, convert_outputs, empty_output, torch_device
 from .types import LisaBatch, LisaOutput, LisaSizes
 
@@ -109,7 +109,7 @@ def lisa_model(
 ) -> Model[LisaBatch, LisaOutput]:
     """A LISA Thinc model running ``forward``: ``tok2vec`` its first layer, the torch
     layer (built by :func:`ensure_built`) its second. ``predicate_marker``: the torch
-    module learns a predicate marker (:class:`~.lisa_torch.MarkedRequest`)."""
+    module learns a predicate marker (a ``marked`` :class:`~.lisa_batch.ScoreRequest`)."""
     return Model(
         name,
         forward,
@@ -265,7 +265,7 @@ def as_batch(X: Any) -> LisaBatch:
 
 def encode_tokens(
     model: Model[LisaBatch, LisaOutput], X: Any, is_train: bool
-) -> Tuple[LisaBatch, Model, List[Floats2d], Callable[[List[Floats2d]], Any], PreparedBatch]:
+) -> Tuple[LisaBatch, Model, List[Floats2d], Callable[[List[Floats2d]], Any], PaddedBatch]:
     """The first steps of every LISA forward: the batch (:func:`as_batch`), the built
     torch layer, the tok2vec's token vectors (and their backprop) and the batch laid out
     as padded windows."""

@@ -1,11 +1,12 @@
-"""A :class:`~.types.LisaBatch` laid out for the torch network: padded windows, masks,
-the injected parse as window offsets, the predicates as (window, offset) pairs, all
-validated (numpy on the host; the token vectors in ``model.ops`` arrays)."""
+"""A :class:`~.types.LisaBatch` laid out for the torch network (:class:`PaddedBatch`):
+padded windows, masks, and what to score (:class:`ScoreRequest`: the injected parse as
+window offsets, the predicates as (window, offset) pairs), all validated (numpy on the
+host; the token vectors in ``model.ops`` arrays)."""
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, List, Optional, Tuple
 
 import numpy
@@ -17,88 +18,91 @@ from .types import PARSE_MODES, LisaBatch
 
 
 @dataclass
-class PaddedWindows:
+class ScoreRequest:
+    """What the torch module scores on a batch of B padded windows of T tokens, and the
+    parse its syntactic head gives the layers above it (see
+    :meth:`~.biaffine.SyntacticHead.forward`). Its arrays are numpy on the host, as
+    :func:`prepare_batch` makes them, and torch tensors on the module's device once
+    :meth:`on` has moved them.
+
+    heads [B, T] long: the injected parse as parent offsets in the window (-1 = unknown,
+    a self-loop), or None; given_rows [B] bool: the windows that follow ``heads`` (None:
+    none), the others follow the model's own parse, ``own_parse`` "soft" or "argmax".
+    dep_labels False: no dependency-label scores (zeros); head_scores False too, with
+    every window given: no parent scores either (nothing reads the head's own parse, as
+    at prediction on docs with their own parse; training always scores them, their
+    loss). frame_window / frame_pos [F] long: the predicates to score (None: predicted,
+    argmax tag in ``predicate_tags`` [n_tags] bool). score_roles False: no role scorer
+    (role_scores [0, T, n_roles]), for the predicate-aware architecture's sentence pass.
+
+    ``marked``: the predicate-aware architecture's second pass instead: row b is the
+    window of one predicate at offset ``frame_pos[b]`` [B], marked there, following
+    ``heads`` (the parse the sentence pass used); only its role scores are computed."""
+
+    heads: Any = None
+    given_rows: Any = None
+    own_parse: str = "argmax"
+    dep_labels: bool = True
+    head_scores: bool = True
+    frame_window: Any = None
+    frame_pos: Any = None
+    predicate_tags: Any = None
+    score_roles: bool = True
+    marked: bool = False
+
+    def on(self, device: Any, is_train: bool) -> ScoreRequest:
+        """The request with its arrays as tensors on ``device``."""
+        import torch
+
+        def tensor(array: Optional[numpy.ndarray], dtype: Any = None) -> Any:
+            return None if array is None else torch.as_tensor(array, dtype=dtype, device=device)
+
+        return replace(
+            self,
+            heads=tensor(self.heads, torch.long),
+            given_rows=tensor(self.given_rows),
+            head_scores=self.head_scores or is_train,
+            frame_window=tensor(self.frame_window, torch.long),
+            frame_pos=tensor(self.frame_pos, torch.long),
+            predicate_tags=tensor(self.predicate_tags),
+        )
+
+
+@dataclass
+class PaddedBatch:
     """The input of the LISA torch layer (its ``PyTorchWrapper_v2`` converters): token
-    vectors padded to windows, and what to score (:meth:`request`)."""
+    vectors padded to windows, and what to score on them."""
 
     windows: List[Tuple[int, int, int]]  # (input array, start, end) per window, S entries
     doc_lengths: List[int]  # rows of each input array (the gradient is split by them)
-    mask: Any  # numpy bool [S, T]
-    X: Any  # ops array [S, T, nI], padded token vectors
-
-    def request(self, device: Any, is_train: bool) -> Any:
-        """What the torch module scores, its tensors on ``device``."""
-        raise NotImplementedError
-
-
-@dataclass
-class PreparedBatch(PaddedWindows):
-    """A LisaBatch laid out as padded sentence windows (a :class:`~.lisa_torch.SentenceRequest`)."""
-
-    heads: Optional[numpy.ndarray]  # [S, T] parent offsets (-1 none) or None
-    given_rows: numpy.ndarray  # [S] bool: windows following the given parse
-    own_parse: str  # "soft" | "argmax" for the other windows
-    dep_labels: bool  # score dependency labels (else dep_scores are zeros)
-    # parent scores needed: not when every window follows the given parse and no labels
-    # are scored (the component's prediction on docs with their own parse), where
-    # nothing reads the head's own parse; training always scores them (their loss)
-    head_scores: bool
-    frame_window: Optional[numpy.ndarray]  # [F] or None (predict predicates)
-    frame_pos: Optional[numpy.ndarray]  # [F]
-    predicate_tags: numpy.ndarray  # [n_tags] bool
-    # False: no role scores (the predicate-aware architecture scores them marked)
-    score_roles: bool = True
-
-    def request(self, device: Any, is_train: bool) -> Any:
-        import torch
-
-        from .lisa_torch import ParseRequest, SentenceRequest
-
-        parse = ParseRequest(
-            heads=_long(self.heads, device),
-            given_rows=torch.as_tensor(self.given_rows, device=device),
-            own_parse=self.own_parse,
-            dep_labels=self.dep_labels,
-            head_scores=self.head_scores or is_train,
-        )
-        return SentenceRequest(
-            parse=parse,
-            frame_window=_long(self.frame_window, device),
-            frame_pos=_long(self.frame_pos, device),
-            predicate_tags=torch.as_tensor(self.predicate_tags, device=device),
-            score_roles=self.score_roles,
-        )
-
-
-@dataclass
-class MarkedBatch(PaddedWindows):
-    """One padded row per predicate, its window marked at ``frame_pos`` [F], following
-    ``heads`` [F, T] (a :class:`~.lisa_torch.MarkedRequest`)."""
-
-    heads: Optional[numpy.ndarray]
-    frame_pos: numpy.ndarray
-
-    def request(self, device: Any, is_train: bool) -> Any:
-        from .lisa_torch import MarkedRequest
-
-        frame_pos = _long(self.frame_pos, device)
-        assert frame_pos is not None
-        return MarkedRequest(frame_pos=frame_pos, heads=_long(self.heads, device))
-
-
-def _long(array: Optional[numpy.ndarray], device: Any) -> Any:
-    import torch
-
-    return None if array is None else torch.as_tensor(array, dtype=torch.long, device=device)
+    mask: numpy.ndarray  # [S, T] bool
+    X: Floats3d  # [S, T, nI] padded token vectors (model.ops)
+    request: ScoreRequest
 
 
 def prepare_batch(
     model: Model, batch: LisaBatch, Xs: List[Floats2d], *, parts: bool = False
-) -> PreparedBatch:
+) -> PaddedBatch:
     """Validate a batch and lay it out as windows (numpy on the CPU, X with model.ops).
     ``parts`` (prediction, :attr:`LisaBatch.parts`): a doc's windows may cover a run
     of it."""
-    ops = model.ops
+    windows, rows = _window_rows(model, batch, Xs, parts)
+    lengths = [end - start for _, start, end in windows]
+    mask, X_pad = pad_windows(model.ops, lengths, rows, model.get_dim("nI"))
+    return PaddedBatch(
+        windows=windows,
+        doc_lengths=[len(doc) for doc in batch.docs],
+        mask=mask,
+        X=X_pad,
+        request=_score_request(model, batch, windows, mask.shape[1]),
+    )
+
+
+def _window_rows(
+    model: Model, batch: LisaBatch, Xs: List[Floats2d], parts: bool
+) -> Tuple[List[Tuple[int, int, int]], List[Floats2d]]:
+    """The batch's windows as (doc, start, end), and each doc's token vectors under its
+    windows, checked against the docs and the model's width."""
     docs = batch.docs
     if len(Xs) != len(docs):
         raise ValueError(Errors.E157.format(what=f"{len(Xs)} arrays for {len(docs)} docs"))
@@ -107,7 +111,7 @@ def prepare_batch(
         raise ValueError(Errors.E156.format(doc=0, n_tokens="?", message=message))
     n_in = model.get_dim("nI")
     windows: List[Tuple[int, int, int]] = []
-    rows: List[Floats2d] = []  # each doc's token vectors under its windows
+    rows: List[Floats2d] = []
     for i, (doc, doc_windows, X) in enumerate(zip(docs, batch.windows, Xs, strict=True)):
         if X.shape[0] != len(doc) or (len(doc) and X.shape[1] != n_in):
             raise ValueError(
@@ -119,33 +123,32 @@ def prepare_batch(
         start, end = _window_run(i, len(doc), doc_windows, parts)
         windows.extend((i, int(s), int(e)) for s, e in doc_windows)
         rows.append(X[start:end])
-    n_windows = len(windows)
-    length = max((end - start for _, start, end in windows), default=0)
-    mask, X_pad = pad_windows(ops, [end - start for _, start, end in windows], rows, n_in)
+    return windows, rows
+
+
+def _score_request(
+    model: Model, batch: LisaBatch, windows: List[Tuple[int, int, int]], length: int
+) -> ScoreRequest:
+    """What to score on the batch's windows: the parse mode, the injected parse as
+    window offsets, the given predicates as (window, offset)."""
     mode = batch.parse_mode
     if mode not in PARSE_MODES:
         raise ValueError(
             Errors.E024.format(value=mode, option="parse_mode", choices=", ".join(PARSE_MODES))
         )
-    has_parser = model.attrs["lisa_config"]["parse_layer"] > 0
+    given = mode == "given" and model.attrs["lisa_config"]["parse_layer"] > 0
     heads = None
-    given = mode == "given" and has_parser
     if given:
         if batch.heads is None:
             raise ValueError(Errors.E154.format(mode=mode))
         heads = _window_heads(batch, windows, length)
-    own_parse = "soft" if mode == "soft" else "argmax"
     frame_window, frame_pos = None, None
     if batch.predicates is not None:
         frame_window, frame_pos = _frames(batch, windows)
-    return PreparedBatch(
-        windows=windows,
-        doc_lengths=[len(doc) for doc in docs],
-        mask=mask,
-        X=X_pad,
+    return ScoreRequest(
         heads=heads,
-        given_rows=numpy.full((n_windows,), given, dtype=bool),
-        own_parse=own_parse,
+        given_rows=numpy.full((len(windows),), given, dtype=bool),
+        own_parse="soft" if mode == "soft" else "argmax",
         dep_labels=batch.dep_labels,
         head_scores=batch.dep_labels or mode != "given",
         frame_window=frame_window,

@@ -1,16 +1,16 @@
-"""The converters of the LISA model's ``PyTorchWrapper_v2``: a :class:`PreparedBatch` in,
-the torch network's arguments on its device; its :class:`LisaTorchOutput` out, a
+"""The converters of the LISA model's ``PyTorchWrapper_v2``: a :class:`~.lisa_batch.PaddedBatch`
+in, the torch network's arguments on its device; its :class:`LisaTorchOutput` out, a
 :class:`~.types.LisaOutput` in ``model.ops`` arrays (tag rows unpadded, float32), and the
 gradients back."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, cast
 
 from thinc.api import ArgsKwargs, Model, PyTorchShim, torch2xp, xp2torch
 from thinc.types import Floats2d, Floats3d, Ints2d
 
-from .lisa_batch import PaddedWindows
+from .lisa_batch import PaddedBatch
 from .types import LisaOutput
 
 # the per-predicate classifiers' sizes (optional: 0 or unset leaves a classifier out;
@@ -36,15 +36,15 @@ def torch_device(model: Model) -> torch.device:
 
 
 def convert_inputs(
-    model: Model, padded: PaddedWindows, is_train: bool
+    model: Model, padded: PaddedBatch, is_train: bool
 ) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], List[Floats2d]]]:
-    """PaddedWindows -> the arguments of LisaTorchModel.forward on the shim's device."""
+    """PaddedBatch -> the arguments of LisaTorchModel.forward on the shim's device."""
     import torch
 
     ops = model.ops
     device = torch_device(model)
     x = xp2torch(padded.X, requires_grad=is_train, device=device)  # [S, T, nI]
-    request = padded.request(device, is_train)
+    request = padded.request.on(device, is_train)
     mask = torch.as_tensor(padded.mask, device=device)
     mask_xp = ops.xp.asarray(padded.mask)
 
@@ -59,65 +59,64 @@ def convert_inputs(
     return ArgsKwargs(args=(x, mask, request), kwargs={}), backprop
 
 
+# the float outputs of LisaTorchModel that LisaOutput holds, the tag scores unpadded; in
+# this order their gradients go back
+FLOAT_SCORES = (
+    "tag_scores",
+    "head_scores",
+    "dep_scores",
+    "role_scores",
+    "label_attention",
+    *FRAME_SCORES.values(),
+)
+
+
 def convert_outputs(
-    model: Model, inputs_outputs: Tuple[PaddedWindows, LisaTorchOutput], is_train: bool
+    model: Model, inputs_outputs: Tuple[PaddedBatch, LisaTorchOutput], is_train: bool
 ) -> Tuple[LisaOutput, Callable[[LisaOutput], ArgsKwargs]]:
     """LisaTorchOutput -> LisaOutput in ops arrays (tag rows unpadded, float32)."""
     import torch
 
     ops = model.ops
-    prepared, y = inputs_outputs
-    device = torch_device(model)
-    mask_xp = ops.xp.asarray(prepared.mask)
+    padded, y = inputs_outputs
+    mask_xp = ops.xp.asarray(padded.mask)
     # float32 for the loss even under autocast; .float() is the identity on float32
-    scores = {
-        "tag_scores": y.tag_scores.float(),
-        "head_scores": y.head_scores.float(),
-        "dep_scores": y.dep_scores.float(),
-        "role_scores": y.role_scores.float(),
-    }
-    label_attention = None if y.label_attention is None else y.label_attention.float()
-    frame_scores = {
+    scores: Dict[str, Optional[torch.Tensor]] = {
         name: None if getattr(y, name) is None else getattr(y, name).float()
-        for name in ("sense_scores", "lemma_scores", "pred_pos_scores")
+        for name in FLOAT_SCORES
     }
-    tag_pad = torch2xp(scores["tag_scores"], ops=ops)  # [S, T, n_tags]
+    arrays: Dict[str, Any] = {
+        name: None if tensor is None else torch2xp(tensor, ops=ops)
+        for name, tensor in scores.items()
+    }
+    tag_pad = arrays["tag_scores"]  # [S, T, n_tags]
+    arrays["tag_scores"] = tag_pad[mask_xp]  # [N, n_tags]
     frames = torch.stack([y.frame_window, y.frame_pos], dim=1).to(torch.int32)  # [F, 2]
     output = LisaOutput(
-        windows=prepared.windows,
-        tag_scores=cast(Floats2d, tag_pad[mask_xp]),  # [N, n_tags]
-        head_scores=cast(Floats3d, torch2xp(scores["head_scores"], ops=ops)),
-        dep_scores=cast(Floats3d, torch2xp(scores["dep_scores"], ops=ops)),
+        windows=padded.windows,
         frames=cast(Ints2d, torch2xp(frames, ops=ops)),
-        role_scores=cast(Floats3d, torch2xp(scores["role_scores"], ops=ops)),
-        label_attention=None
-        if label_attention is None
-        else cast(Floats3d, torch2xp(label_attention, ops=ops)),
         used_heads=None
         if y.used_heads is None
         else cast(Ints2d, torch2xp(y.used_heads.to(torch.int32), ops=ops)),
-        **cast(
-            Dict[str, Any],
-            {
-                name: None if tensor is None else cast(Floats2d, torch2xp(tensor, ops=ops))
-                for name, tensor in frame_scores.items()
-            },
-        ),
+        **arrays,
     )
+    return output, _backprop_outputs(model, scores, mask_xp, tag_pad.shape)
+
+
+def _backprop_outputs(
+    model: Model, scores: Dict[str, Any], mask_xp: Any, tag_shape: Tuple[int, ...]
+) -> Callable[[LisaOutput], ArgsKwargs]:
+    """The gradients of a LisaOutput -> the arguments of ``torch.autograd.backward`` on
+    the output tensors ``scores`` that need them (the tag rows padded again)."""
+    ops = model.ops
+    device = torch_device(model)
 
     def backprop(d_output: LisaOutput) -> ArgsKwargs:
-        d_tag: Any = ops.alloc3f(*tag_pad.shape)
+        d_tag: Any = ops.alloc3f(*tag_shape)
         d_tag[mask_xp] = d_output.tag_scores
-        pairs = [
-            (scores["tag_scores"], d_tag),
-            (scores["head_scores"], d_output.head_scores),
-            (scores["dep_scores"], d_output.dep_scores),
-            (scores["role_scores"], d_output.role_scores),
-            (label_attention, d_output.label_attention),
-            *[(frame_scores[name], getattr(d_output, name)) for name in frame_scores],
-        ]
         tensors, grads = [], []
-        for tensor, grad in pairs:
+        for name, tensor in scores.items():
+            grad = d_tag if name == "tag_scores" else getattr(d_output, name)
             if tensor is None or grad is None or not tensor.requires_grad or tensor.numel() == 0:
                 continue
             grad_t = xp2torch(ops.asarray(grad, dtype="float32"), device=device)
@@ -125,7 +124,7 @@ def convert_outputs(
             grads.append(grad_t.reshape(tensor.shape))
         return ArgsKwargs(args=(tuple(tensors),), kwargs={"grad_tensors": tuple(grads)})
 
-    return output, backprop
+    return backprop
 
 
 def empty_output(model: Model) -> LisaOutput:

@@ -14,21 +14,21 @@ One pass over a batch of padded windows predicts, from the bottom up:
    roleset seen in training, its lemma (as an edit-tree class) and its UPOS; with
    ``sense_head="separate"`` the roleset has a classifier of its own (SenseClassifier).
 
-In the single pass (:class:`SentenceRequest`) no predicate indicator is added to the input:
-every predicate is scored from one encoding, and the tag classifier (above the input)
-would learn to copy an indicator of gold predicates and fail when they must be predicted.
-The predicate-aware architecture (:mod:`.predicate_aware`) calls the module twice per
-batch: a :class:`SentenceRequest` without the role scorer (tags, predicates, parse,
-senses), then a :class:`MarkedRequest`: one row per predicate, its window with a learned
-predicate marker added at the predicate's input position, following the parse the first
-call used, scoring that predicate's roles only. Both run the same encoder
-(:meth:`LisaTorchModel.encode`).
+What to score comes as a :class:`~.lisa_batch.ScoreRequest`. In the single pass no
+predicate indicator is added to the input: every predicate is scored from one encoding,
+and the tag classifier (above the input) would learn to copy an indicator of gold
+predicates and fail when they must be predicted. The predicate-aware architecture
+(:mod:`.predicate_aware`) calls the module twice per batch: sentence windows without the
+role scorer (tags, predicates, parse, senses; ``score_roles`` false), then a ``marked``
+request: one row per predicate, its window with a learned predicate marker added at the
+predicate's input position, following the parse the first call used, scoring that
+predicate's roles only. Both run the same encoder (:meth:`LisaTorchModel.encode`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, NamedTuple, Optional, Union, cast
+from dataclasses import replace
+from typing import Callable, List, NamedTuple, Optional, cast
 
 import torch
 import torch.nn.functional as F
@@ -37,7 +37,6 @@ from torch import Tensor, nn
 from ..errors import Errors
 from .attention import (
     LEAKY_SLOPE,
-    MASK_VALUE,
     EncoderLayer,
     MultiHeadSelfAttention,
     Packing,
@@ -45,49 +44,9 @@ from .attention import (
 )
 from .biaffine import ParseOutput, SyntacticHead
 from .frame_classifiers import FrameClassifier, SenseClassifier
+from .lisa_batch import ScoreRequest
 from .role_scorer import BilinearRoleScorer
-from .types import OWN_PARSE_MODES, LisaSizes
-
-
-@dataclass
-class ParseRequest:
-    """Which parse the syntactic head gives the layers above it (see
-    :meth:`~.biaffine.SyntacticHead.forward`). heads [B, T] long: the injected parse as
-    parent offsets in the window (-1 = unknown, a self-loop); given_rows [B] bool: the
-    windows that follow ``heads`` (None: none), the others follow the model's own parse,
-    ``own_parse`` "soft" or "argmax". dep_labels False: no dependency-label scores
-    (zeros); head_scores False too, with every window given: no parent scores either."""
-
-    heads: Optional[Tensor] = None
-    given_rows: Optional[Tensor] = None
-    own_parse: str = "argmax"
-    dep_labels: bool = True
-    head_scores: bool = True
-
-
-@dataclass
-class SentenceRequest:
-    """Score padded windows of sentences: tags, predicates, parse, roles and the
-    per-predicate classifiers. frame_window / frame_pos [F] long: the predicates to
-    score (None: predicted, argmax tag in ``predicate_tags`` [n_tags] bool).
-    score_roles False: leave the role scorer out (role_scores [0, T, n_roles]), for the
-    predicate-aware architecture, whose roles come from :class:`MarkedRequest`."""
-
-    parse: ParseRequest
-    frame_window: Optional[Tensor] = None
-    frame_pos: Optional[Tensor] = None
-    predicate_tags: Optional[Tensor] = None
-    score_roles: bool = True
-
-
-@dataclass
-class MarkedRequest:
-    """Score the roles of one predicate per row: row b is the window of a predicate at
-    offset ``frame_pos[b]`` [B], marked there, its syntactic head following ``heads``
-    [B, T] (the parse the sentence pass used). Only role_scores are computed."""
-
-    frame_pos: Tensor
-    heads: Optional[Tensor] = None
+from .types import MASK_VALUE, OWN_PARSE_MODES, LisaSizes
 
 
 class LisaTorchOutput(NamedTuple):
@@ -121,7 +80,7 @@ class LisaTorchModel(nn.Module):
     """LISA: self-attention encoder + joint POS/predicate tagger + syntactically-informed
     head + role scorer. See the module docstring for the order of computation.
     ``predicate_marker``: learn the marker the predicate-aware architecture adds at each
-    predicate's input position (:class:`MarkedRequest`)."""
+    predicate's input position (a ``marked`` :class:`~.lisa_batch.ScoreRequest`)."""
 
     def __init__(
         self,
@@ -149,19 +108,7 @@ class LisaTorchModel(nn.Module):
         self.n_roles = n_roles
         self.input_proj = nn.Linear(n_in, width)
         self.input_dropout = nn.Dropout(dropout)
-        layers = []
-        n_heads, attention_dropout = sizes.n_heads, sizes.attention_dropout
-        for _ in range(sizes.depth):
-            attention: nn.Module
-            if sizes.positions == "relative":
-                # imported here: only this option needs the FLAT module
-                from .relative_attention import RelativeMultiHeadSelfAttention
-
-                attention = RelativeMultiHeadSelfAttention(width, n_heads, attention_dropout)
-            else:
-                attention = MultiHeadSelfAttention(width, n_heads, attention_dropout)
-            layers.append(EncoderLayer(attention, width, sizes.ffn_width, dropout))
-        self.layers = nn.ModuleList(layers)
+        self.layers = nn.ModuleList(encoder_layers(sizes))
         # joint POS/predicate classifier: an MLP to a 200d representation (App. A.4 of
         # the paper sizes it like the predicate/role representations), then linear
         self.tag_hidden = nn.Linear(width, role_width)
@@ -190,13 +137,9 @@ class LisaTorchModel(nn.Module):
         if n_senses and sizes.sense_head != "shared":
             context = sizes.sense_head == "separate_context"
             self.sense_classifier = SenseClassifier(width, role_width, n_senses, context)
-        # drawn on a forked random stream, so that the rest of the model starts from the
-        # weights it has without the marker
-        self.predicate_marker: Optional[nn.Parameter] = None
-        if predicate_marker:
-            with torch.random.fork_rng(devices=[]):
-                # N(0, 1) per unit, like nn.Embedding: as large as the positions' signal
-                self.predicate_marker = nn.Parameter(torch.randn(width))
+        self.predicate_marker: Optional[nn.Parameter] = (
+            predicate_marker_parameter(width) if predicate_marker else None
+        )
 
     def reset_parameters(self) -> None:
         """Initialise the layers this module owns (the submodules initialise themselves)."""
@@ -207,28 +150,27 @@ class LisaTorchModel(nn.Module):
         nn.init.xavier_uniform_(self.tag_output.weight)
         nn.init.zeros_(self.tag_output.bias)
 
-    def forward(
-        self, x: Tensor, mask: Tensor, request: Union[SentenceRequest, MarkedRequest]
-    ) -> LisaTorchOutput:
+    def forward(self, x: Tensor, mask: Tensor, request: ScoreRequest) -> LisaTorchOutput:
         """Score a batch of padded windows: x [B, T, n_in] token vectors, mask [B, T]
-        bool (True = real token), and what to score (:class:`SentenceRequest` or
-        :class:`MarkedRequest`). In eval mode the token-wise layers run on the real tokens
-        only (see :class:`~.attention.Packing`); the outputs are the same, padded."""
+        bool (True = real token), and what to score (:class:`~.lisa_batch.ScoreRequest`,
+        its arrays on this module's device). In eval mode the token-wise layers run on
+        the real tokens only (see :class:`~.attention.Packing`); the outputs are the
+        same, padded."""
         mask = mask.to(torch.bool)
-        if isinstance(request, MarkedRequest):
+        if request.marked:
             return self.score_marked(x, mask, request)
         return self.score_sentences(x, mask, request)
 
-    def score_sentences(self, x: Tensor, mask: Tensor, request: SentenceRequest) -> LisaTorchOutput:
+    def score_sentences(self, x: Tensor, mask: Tensor, request: ScoreRequest) -> LisaTorchOutput:
         """Tags, parse, predicates, roles and per-predicate classes of sentence windows."""
         B, T, _ = x.shape
-        own_parse = request.parse.own_parse
+        own_parse = request.own_parse
         if own_parse not in OWN_PARSE_MODES:
             choices = ", ".join(OWN_PARSE_MODES)
             raise ValueError(
                 Errors.E024.format(value=own_parse, option="own_parse", choices=choices)
             )
-        states, tag_scores, parse, label_attention = self.encode(x, mask, request.parse)
+        states, tag_scores, parse, label_attention = self.encode(x, mask, request)
         assert tag_scores is not None  # asked for
         frame_window, frame_pos = request.frame_window, request.frame_pos
         if frame_window is None or frame_pos is None:
@@ -270,20 +212,20 @@ class LisaTorchModel(nn.Module):
             pred_pos_scores=pred_pos_scores,
         )
 
-    def score_marked(self, x: Tensor, mask: Tensor, request: MarkedRequest) -> LisaTorchOutput:
-        """The roles of one marked predicate per row (see :class:`MarkedRequest`);
-        the other outputs are empty."""
+    def score_marked(self, x: Tensor, mask: Tensor, request: ScoreRequest) -> LisaTorchOutput:
+        """The roles of one marked predicate per row (a ``marked`` request); the other
+        outputs are empty."""
         # the predicate-aware architecture builds the module with a marker and passes
         # one predicate and the parse per row
         assert self.predicate_marker is not None, "built without predicate_marker"
         frame_pos = request.frame_pos
-        assert frame_pos.shape[0] == x.shape[0], "one predicate offset per row"
+        assert frame_pos is not None and frame_pos.shape[0] == x.shape[0], "one offset per row"
         assert self.parser is None or request.heads is not None, "the parse to follow"
         B, T, _ = x.shape
         rows = torch.arange(B, device=x.device)
         # every row follows the given parse; nothing of the head's own parse is computed
-        parse = ParseRequest(
-            heads=request.heads,
+        parse = replace(
+            request,
             given_rows=torch.ones(B, dtype=torch.bool, device=x.device),
             dep_labels=False,
             head_scores=False,
@@ -304,14 +246,15 @@ class LisaTorchModel(nn.Module):
         self,
         x: Tensor,
         mask: Tensor,
-        parse: ParseRequest,
+        parse: ScoreRequest,
         *,
         marks: Optional[Tensor] = None,
         tags: bool = True,
     ) -> Encoded:
         """The encoder: the input (plus the predicate marker where ``marks`` [B, T] is
         1), J layers, the joint tag classifier after layer r (``tags``), the syntactic
-        head at layer p following ``parse``, then the top layer if any."""
+        head at layer p following ``parse`` (its heads, given_rows, own_parse,
+        dep_labels and head_scores), then the top layer if any."""
         T = x.shape[1]
         packing = self._packing(mask)
         if packing is not None:
@@ -399,3 +342,29 @@ class LisaTorchModel(nn.Module):
         is_predicate = predicate_tags.to(torch.bool)[tag_scores.argmax(dim=-1)] & mask  # [B, T]
         found = is_predicate.nonzero()  # [F, 2], row-major: window, then position
         return found[:, 0], found[:, 1]
+
+
+def encoder_layers(sizes: LisaSizes) -> List[EncoderLayer]:
+    """The J encoder layers: multi-head self-attention (FLAT relative attention with
+    ``positions="relative"``) and the feed-forward, each residual."""
+    layers = []
+    width, n_heads, attention_dropout = sizes.width, sizes.n_heads, sizes.attention_dropout
+    for _ in range(sizes.depth):
+        attention: nn.Module
+        if sizes.positions == "relative":
+            # imported here: only this option needs the FLAT module
+            from .relative_attention import RelativeMultiHeadSelfAttention
+
+            attention = RelativeMultiHeadSelfAttention(width, n_heads, attention_dropout)
+        else:
+            attention = MultiHeadSelfAttention(width, n_heads, attention_dropout)
+        layers.append(EncoderLayer(attention, width, sizes.ffn_width, sizes.dropout))
+    return layers
+
+
+def predicate_marker_parameter(width: int) -> nn.Parameter:
+    """The learned predicate marker [width], drawn on a forked random stream, so that
+    the rest of the model starts from the weights it has without the marker."""
+    with torch.random.fork_rng(devices=[]):
+        # N(0, 1) per unit, like nn.Embedding: as large as the positions' signal
+        return nn.Parameter(torch.randn(width))

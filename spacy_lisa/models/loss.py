@@ -25,7 +25,7 @@ and a teacher distribution q, the role and tag terms become
 
 from __future__ import annotations
 
-from typing import Any, Tuple, cast
+from typing import Any, Dict, List, Tuple, cast
 
 from thinc.api import Ops
 from thinc.types import ArrayXd, Floats2d, Floats3d
@@ -61,19 +61,54 @@ def lisa_loss(
         weights.teacher,
     )
     total += loss
-    if output.head_scores.size:
-        _check("heads", targets.heads, output.head_scores, "head_scores")
-        loss, d_heads = _cross_entropy(ops, output.head_scores, targets.heads, weights.head * scale)
+    grads: Dict[str, Any] = {}
+    for name, loss, grad in (
+        *_parse_terms(ops, output, targets, weights, scale),
+        *_frame_terms(ops, output, targets, weights, scale),
+    ):
         total += loss
-    else:  # no syntactic head: nothing to learn there
-        d_heads = ops.xp.zeros_like(output.head_scores)
-    if output.dep_scores.size:
-        _check("deps", targets.deps, output.dep_scores, "dep_scores")
-        loss, d_deps = _cross_entropy(ops, output.dep_scores, targets.deps, weights.dep * scale)
-        total += loss
-    else:
-        d_deps = ops.xp.zeros_like(output.dep_scores)
-    frame_grads = {}
+        grads[name] = grad
+    gradients = LisaOutput(
+        windows=output.windows,
+        tag_scores=cast(Floats2d, d_tags),
+        frames=output.frames,
+        role_scores=cast(Floats3d, d_roles),
+        label_attention=None,
+        used_heads=None,
+        **grads,
+    )
+    return total, gradients
+
+
+# (the LisaOutput field, its loss, its gradient)
+Term = Tuple[str, float, Any]
+
+
+def _parse_terms(
+    ops: Ops, output: LisaOutput, targets: LisaTargets, weights: LossWeights, scale: float
+) -> List[Term]:
+    """The parent and dependency-label terms; empty scores (no syntactic head, or no
+    labels) add nothing and get empty gradients."""
+    terms = []
+    for name, target_name, weight in (
+        ("head_scores", "heads", weights.head),
+        ("dep_scores", "deps", weights.dep),
+    ):
+        scores, target = getattr(output, name), getattr(targets, target_name)
+        if not scores.size:  # nothing to learn there
+            terms.append((name, 0.0, ops.xp.zeros_like(scores)))
+            continue
+        _check(target_name, target, scores, name)
+        terms.append((name, *_cross_entropy(ops, scores, target, weight * scale)))
+    return terms
+
+
+def _frame_terms(
+    ops: Ops, output: LisaOutput, targets: LisaTargets, weights: LossWeights, scale: float
+) -> List[Term]:
+    """The per-predicate classifiers' terms (roleset, lemma, UPOS), for those the model
+    has; a classifier without gold gets a zero gradient."""
+    terms = []
     # (scores, targets, weight, the classes each frame's softmax runs over: None = all)
     for name, target_name, weight, allowed in (
         ("sense_scores", "senses", weights.sense, targets.sense_allowed),
@@ -85,27 +120,13 @@ def lisa_loss(
         if scores is None:
             continue
         if target is None:  # no gold for this classifier: no gradient
-            frame_grads[name] = ops.xp.zeros_like(scores)
+            terms.append((name, 0.0, ops.xp.zeros_like(scores)))
             continue
         _check(target_name, target, scores, name)
         if allowed is not None:  # masked logits: no probability, no gradient
             scores = ops.xp.where(allowed, scores, MASK_VALUE)
-        loss, frame_grads[name] = _cross_entropy(ops, scores, target, weight * scale)
-        total += loss
-    gradients = LisaOutput(
-        windows=output.windows,
-        tag_scores=cast(Floats2d, d_tags),
-        head_scores=cast(Floats3d, d_heads),
-        dep_scores=cast(Floats3d, d_deps),
-        frames=output.frames,
-        role_scores=cast(Floats3d, d_roles),
-        label_attention=None,
-        used_heads=None,
-        sense_scores=frame_grads.get("sense_scores"),
-        lemma_scores=frame_grads.get("lemma_scores"),
-        pred_pos_scores=frame_grads.get("pred_pos_scores"),
-    )
-    return total, gradients
+        terms.append((name, *_cross_entropy(ops, scores, target, weight * scale)))
+    return terms
 
 
 def _check(name: str, target: ArrayXd, scores: ArrayXd, scores_name: str) -> None:

@@ -38,7 +38,7 @@ from thinc.types import Floats2d, Floats3d
 from ..patches import torch_gemm
 from ..signatures import with_fields_as_parameters
 from .lisa import check_removed_sizes, encode_tokens, lisa_model, tok2vec_layer
-from .lisa_batch import MarkedBatch, host_ints, pad_windows
+from .lisa_batch import PaddedBatch, ScoreRequest, host_ints, pad_windows
 from .lisa_convert import empty_output
 from .types import MASK_VALUE, LisaBatch, LisaOutput, LisaSizes
 
@@ -93,7 +93,8 @@ def forward(
     ops = model.ops
     n_roles = model.get_dim("n_roles")
     T = prepared.mask.shape[1]
-    frames_out, backprop_frames = lisa(replace(prepared, score_roles=False), is_train)
+    sentences = replace(prepared, request=replace(prepared.request, score_roles=False))
+    frames_out, backprop_frames = lisa(sentences, is_train)
     frames = host_ints(frames_out.frames).reshape(-1, 2)  # [F, 2]: window, offset
     # (doc, start, end, predicate) per frame: the window of its predicate
     items = []
@@ -110,18 +111,9 @@ def forward(
         return output, backprop_no_frames
 
     marked_Xs, backprop_marked_tok2vec = _marked_token_vectors(model, batch, items, Xs, is_train)
-    lengths = [end - start for _, start, end, _ in items]
-    mask, X = pad_windows(ops, lengths, marked_Xs, model.get_dim("nI"))
-    marked = MarkedBatch(
-        windows=[(f, 0, n) for f, n in enumerate(lengths)],
-        doc_lengths=lengths,
-        mask=mask,
-        X=X,
-        heads=_frame_heads(frames_out, frames, mask),
-        frame_pos=frames[:, 1].astype("int64"),
-    )
+    marked = _marked_batch(model, items, marked_Xs, frames_out, frames)
     roles_out, backprop_roles = lisa(marked, is_train)
-    T_roles = mask.shape[1]
+    T_roles = marked.mask.shape[1]
     role_scores = ops.xp.full((len(items), T, n_roles), MASK_VALUE, dtype="float32")
     role_scores[:, :T_roles] = roles_out.role_scores
     output = replace(frames_out, role_scores=cast(Floats3d, role_scores))
@@ -146,6 +138,31 @@ def forward(
         return batch
 
     return output, backprop
+
+
+def _marked_batch(
+    model: Model,
+    items: List[Tuple[int, int, int, int]],
+    marked_Xs: List[Floats2d],
+    frames_out: LisaOutput,
+    frames: numpy.ndarray,
+) -> PaddedBatch:
+    """The marked pass's input: one padded row per frame, its window's token vectors,
+    marked at its predicate, following the parse the sentence pass used."""
+    lengths = [end - start for _, start, end, _ in items]
+    mask, X = pad_windows(model.ops, lengths, marked_Xs, model.get_dim("nI"))
+    request = ScoreRequest(
+        heads=_frame_heads(frames_out, frames, mask),
+        frame_pos=frames[:, 1].astype("int64"),
+        marked=True,
+    )
+    return PaddedBatch(
+        windows=[(f, 0, n) for f, n in enumerate(lengths)],
+        doc_lengths=lengths,
+        mask=mask,
+        X=X,
+        request=request,
+    )
 
 
 def _marked_token_vectors(

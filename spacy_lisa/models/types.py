@@ -22,14 +22,16 @@ Index conventions
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Literal, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
 
 from spacy.tokens import Doc
 from thinc.types import Floats2d, Floats3d, Ints1d, Ints2d
 
 from ..errors import Errors
 
+# what masked logits hold (padding, columns beyond a window, excluded classes): large
+# enough that exp() underflows to 0, small enough for float16
 MASK_VALUE = -1e4
 # positions: sinusoids added to the input, or FLAT relative attention in every layer
 POSITIONS: Tuple[str, ...] = ("absolute", "relative")
@@ -110,17 +112,15 @@ class LisaSizes:
 # - OWN_PARSE_MODES, the ``model_parse`` option: how the model's *own* parse feeds the
 #   later layers (one-hot on its argmax heads, or its soft attention);
 # - TEACHER_FORCING_MODES, the ``teacher_forcing`` option: the parse later layers see in
-#   training, mapped to the model's ParseMode below.
+#   training, mapped to a parse mode below;
+# - PARSE_MODES, :attr:`LisaBatch.parse_mode`: how the syntactically-informed head builds
+#   the values that later layers aggregate: "given", one-hot rows on LisaBatch.heads (the
+#   gold parse in training = teacher forcing, an injected parse at test time); "soft",
+#   its own attention A_parse; "argmax", one-hot on its own per-token argmax.
 PARSE_SOURCES: Tuple[str, ...] = ("auto", "model", "doc")
 PARSE_USED: Tuple[str, ...] = ("model", "doc", "gold")
 OWN_PARSE_MODES: Tuple[str, ...] = ("argmax", "soft")
 TEACHER_FORCING_MODES: Dict[str, str] = {"gold": "given", "predicted": "argmax"}
-
-# How the syntactically-informed head builds the values that later layers aggregate:
-# "given": one-hot rows on LisaBatch.heads (the gold parse in training = teacher forcing,
-#          an injected parse at test time); "soft": its own attention A_parse;
-# "argmax": one-hot on its own per-token argmax.
-ParseMode = Literal["given", "soft", "argmax"]
 PARSE_MODES: Tuple[str, ...] = ("given", "soft", "argmax")
 
 
@@ -182,7 +182,6 @@ class LisaOutput:
     sense_scores: Optional[Floats2d] = None  # [F, n_senses]
     lemma_scores: Optional[Floats2d] = None  # [F, n_lemmas]
     pred_pos_scores: Optional[Floats2d] = None  # [F, n_pred_pos]
-    extra: dict = field(default_factory=dict)
 
 
 @dataclass

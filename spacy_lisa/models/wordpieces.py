@@ -6,8 +6,9 @@ their words (:class:`WindowCache`: their pieces, a frozen transformer's outputs)
 Pre-tokenised words are mapped to pieces as they are in running text whatever the saved
 tokenizer's settings (:func:`prefix_spaced`): WordPiece (BERT, ELECTRA, DistilBERT),
 byte-level BPE (RoBERTa, ModernBERT) and SentencePiece ``▁`` (XLM-R, DeBERTa-v3). A window
-is a sentence (or the whole doc), cut greedily by words where it has more pieces than the
-encoder takes (:func:`max_positions`, less its special tokens).
+is a sentence (:func:`~spacy_lisa.frames.doc_sentences`: or the whole doc), cut greedily
+by words where it has more pieces than the encoder takes (:func:`max_positions`, less
+its special tokens).
 
 torch and tokenizers are imported inside functions only (spaCy imports the
 architecture's module through an entry point).
@@ -24,6 +25,7 @@ import numpy
 from spacy.tokens import Doc
 
 from ..errors import Errors
+from ..frames import sentence_bounds
 
 V = TypeVar("V")
 
@@ -111,15 +113,6 @@ def max_positions(transformer: Any, tok: Any) -> int:
 # --- input preparation -------------------------------------------------------------
 
 
-def _sentence_ranges(doc: Doc) -> List[Tuple[int, int]]:
-    """Token ranges the transformer sees: sentences if annotated, else the whole doc."""
-    if not len(doc):
-        return []
-    if doc.has_annotation("SENT_START"):
-        return [(s.start, s.end) for s in doc.sents]
-    return [(0, len(doc))]
-
-
 def max_content(transformer: Any, tokenizer: Any, special: Tuple[List[int], List[int]]) -> int:
     """Most content wordpieces per window (:func:`max_positions` less the special
     tokens ``special``)."""
@@ -168,7 +161,7 @@ def doc_windows(docs: List[Doc]) -> Tuple[List[RawWindow], List[int]]:
     offset = 0
     for doc in docs:
         words = [t.text for t in doc]
-        for start, end in _sentence_ranges(doc):
+        for start, end in sentence_bounds(doc):
             raw.append((offset + start, words[start:end], None))
         offset += len(doc)
     return raw, [len(doc) for doc in docs]
@@ -318,6 +311,11 @@ class Window:
         self.mark = mark
 
 
+# a window's transformer input: wordpiece ids (special tokens included), the global
+# token row of each (-1: none) and its mark (1 on the marked word's pieces)
+PieceRow = Tuple[List[int], List[int], List[int]]
+
+
 def sub_batches(
     windows: List[Window],
     *,
@@ -335,36 +333,10 @@ def sub_batches(
 
     if not windows:
         return []
-    prefix, suffix = special
-    n_prefix, n_suffix = len(prefix), len(suffix)
     marked = any(win.mark is not None for win in windows)
-    rows: List[Tuple[List[int], List[int], List[int]]] = []
-    for win in windows:
-        index = [-1 if w is None else win.start + w for w in win.word_ids]
-        # mark 1 on every wordpiece of the marked word
-        marks = [int(w is not None and w == win.mark) for w in win.word_ids]
-        rows.append(
-            (
-                prefix + list(win.ids) + suffix,
-                [-1] * n_prefix + index + [-1] * n_suffix,
-                [0] * n_prefix + marks + [0] * n_suffix,
-            )
-        )
-    # sort by length; grow a sub-batch while rows x longest stays under the budget, so
-    # that padding stays small
-    order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
-    groups: List[List[int]] = []
-    current: List[int] = []
-    for i in order:
-        longest = len(rows[i][0])  # ascending: the new row is the longest
-        if current and (len(current) + 1) * longest > budget:
-            groups.append(current)
-            current = []
-        current.append(i)
-    if current:
-        groups.append(current)
+    rows = [_piece_row(win, special) for win in windows]
     subs = []
-    for group in groups:
+    for group in _length_groups([len(row[0]) for row in rows], budget):
         L = max(len(rows[i][0]) for i in group)
         ids_arr = numpy.full((len(group), L), pad_id, dtype="int64")
         mask_arr = numpy.zeros((len(group), L), dtype="int64")
@@ -386,3 +358,34 @@ def sub_batches(
             )
         )
     return subs
+
+
+def _piece_row(win: Window, special: Tuple[List[int], List[int]]) -> PieceRow:
+    """The window's pieces between the special tokens, their token rows and marks."""
+    prefix, suffix = special
+    n_prefix, n_suffix = len(prefix), len(suffix)
+    index = [-1 if w is None else win.start + w for w in win.word_ids]
+    # mark 1 on every wordpiece of the marked word
+    marks = [int(w is not None and w == win.mark) for w in win.word_ids]
+    return (
+        prefix + list(win.ids) + suffix,
+        [-1] * n_prefix + index + [-1] * n_suffix,
+        [0] * n_prefix + marks + [0] * n_suffix,
+    )
+
+
+def _length_groups(lengths: List[int], budget: int) -> List[List[int]]:
+    """Indices of ``lengths`` sorted by length and cut into groups: a group grows while
+    rows x longest stays under ``budget``, so that padding stays small."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: List[List[int]] = []
+    current: List[int] = []
+    for i in order:
+        longest = lengths[i]  # ascending: the new row is the longest
+        if current and (len(current) + 1) * longest > budget:
+            groups.append(current)
+            current = []
+        current.append(i)
+    if current:
+        groups.append(current)
+    return groups

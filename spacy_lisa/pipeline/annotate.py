@@ -20,7 +20,7 @@ from thinc.api import Ops
 from ..errors import Warnings
 from ..frames import set_srl_frames
 from ..models.types import LisaOutput
-from .batching import doc_heads
+from .batching import PredictGroup, doc_heads
 from .labels import PREDICATE_SUFFIX
 from .senses import PredicateContext, ptb_upos
 
@@ -64,16 +64,17 @@ class Annotator:
         )
         self.dep_names = np.array(list(cfg["labels"]["deps"]) or [""], dtype=object)
 
-    def add(self, doc_indices: List[int], out: LisaOutput, parse_source: str) -> None:
-        """Decode ``out``, the model's output on the docs at ``doc_indices`` (all of
-        them or a run of their windows), which follow ``parse_source``; write each doc
-        whose windows are all decoded."""
+    def add(self, call: PredictGroup) -> None:
+        """Decode one model call's output on the docs at ``call.doc_indices`` (all of
+        them or a run of their windows), which follow ``call.parse_source``; write each
+        doc whose windows are all decoded."""
         # imported here: spaCy imports every factory module on Language init, keep it light
         from ..device import host_output
 
+        doc_indices, parse_source = call.doc_indices, call.parse_source
         # on a GPU, one device-to-host copy per array of the call (the parent scores are
         # not read here): decoding, spans and labels run on numpy
-        host: Any = host_output(out, exclude=("head_scores",))
+        host: Any = host_output(call.output, exclude=("head_scores",))
         has_syntax = host.used_heads is not None
         states = [self._state(i, parse_source, has_syntax) for i in doc_indices]
         if len(self.cfg["labels"]["tags"]):

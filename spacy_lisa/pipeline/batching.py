@@ -16,7 +16,7 @@ from thinc.types import Ints1d
 
 from ..alignment import one_to_one
 from ..errors import Errors, Warnings
-from ..frames import predicate_starts
+from ..frames import has_sentences, predicate_starts, sentence_bounds
 from ..models.types import TEACHER_FORCING_MODES, LisaBatch, LisaOutput
 from .options import SRLOptions
 
@@ -42,25 +42,26 @@ class Windower:
         *,
         segment: bool = False,
     ) -> List[Tuple[int, int]]:
-        """Encoder windows of ``doc``: its sentences (or the reference's when the
-        tokenisations match), split at ``max_length``. A doc without sentence boundaries
-        is one window in training; at prediction (``segment``) it is split by
-        punctuation rules, with warning W003 once, so roles never run across sentences
-        the user did not mark."""
+        """Encoder windows of ``doc``: its sentences (:func:`~spacy_lisa.frames.doc_sentences`:
+        the whole doc where it has none), split at ``max_length``. Where ``doc`` has no
+        sentence boundaries, the reference's are taken when the tokenisations match
+        (training); else at prediction (``segment``) it is split by punctuation rules,
+        with warning W003 once, so roles never run across sentences the user did not
+        mark."""
         if len(doc) == 0:
             return []
-        if doc.has_annotation("SENT_START"):
-            bounds = [(s.start, s.end) for s in doc.sents]
-        elif (
-            reference is not None
-            and reference.has_annotation("SENT_START")
+        sentences = doc  # the doc whose sentences (frames.doc_sentences) are taken
+        if (
+            not has_sentences(doc)
+            and reference is not None
+            and has_sentences(reference)
             and [t.text for t in reference] == [t.text for t in doc]
         ):
-            bounds = [(s.start, s.end) for s in reference.sents]
-        elif segment:
+            sentences = reference
+        if segment and not has_sentences(sentences):
             bounds = self._rule_sentences(doc)
         else:
-            bounds = [(0, len(doc))]
+            bounds = sentence_bounds(sentences)
         windows: List[Tuple[int, int]] = []
         for start, end in bounds:
             if end - start > max_length and not self.warned_long:
@@ -185,10 +186,12 @@ class PredictGroup:
 Piece = Tuple[int, List[Tuple[int, int]]]
 
 
-class PredictCalls:
-    """The model calls on a list of docs, run one at a time as they are iterated (each
-    pass runs them again): a reader that decodes each call's output before taking the
-    next holds one call's scores at a time, however long the docs are."""
+class LisaPrediction:
+    """What :meth:`~.srl_component.LisaSRL.predict` returns and ``set_annotations``
+    reads: the model calls on a list of docs, run one at a time as they are iterated
+    (each pass runs them again), so that annotating decodes a call's output before the
+    next call runs and holds one call's scores at a time, however long the docs are.
+    :attr:`groups` runs the calls and keeps their outputs, to inspect the scores."""
 
     def __init__(
         self,
@@ -198,8 +201,18 @@ class PredictCalls:
         calls: List[Tuple[str, List[Piece]]],
     ) -> None:
         self.docs, self.model, self.options, self.calls = docs, model, options, calls
+        self._groups: Optional[List[PredictGroup]] = None
+
+    @property
+    def groups(self) -> List[PredictGroup]:
+        if self._groups is None:
+            self._groups = list(self._run())
+        return self._groups
 
     def __iter__(self) -> Iterator[PredictGroup]:
+        return iter(self._groups) if self._groups is not None else self._run()
+
+    def _run(self) -> Iterator[PredictGroup]:
         whole: Optional[LisaBatch] = None  # the doc being cut into parts, if any
         for source, pieces in self.calls:
             indices = [i for i, _ in pieces]
@@ -227,7 +240,7 @@ def is_part(doc: Doc, windows: List[Tuple[int, int]]) -> bool:
 
 def predict_groups(
     docs: List[Doc], model: Model, options: SRLOptions, windower: Windower
-) -> PredictCalls:
+) -> LisaPrediction:
     """The model's calls on ``docs``, grouped by the parse they follow and cut into
     calls of similar window lengths (:func:`length_chunks`); empty docs are in none.
     The windows are found now (W001 and W003 are the caller's); the calls run when
@@ -241,7 +254,7 @@ def predict_groups(
         for source, source_indices in by_source.items()
         for pieces in length_chunks(source_indices, windows)
     ]
-    return PredictCalls(docs, model, options, calls)
+    return LisaPrediction(docs, model, options, calls)
 
 
 def window_run(batch: LisaBatch, windows: List[Tuple[int, int]]) -> LisaBatch:

@@ -25,7 +25,6 @@ from typing import (
     Callable,
     Dict,
     Iterable,
-    Iterator,
     List,
     Optional,
     Sequence,
@@ -47,7 +46,7 @@ from ..models.lisa import FRAME_DIMS
 from ..models.types import LisaBatch, LisaOutput, LisaSizes, LisaTargets
 from ..signatures import with_fields_as_parameters
 from .annotate import Annotator
-from .batching import PredictGroup, Windower, predict_groups, train_batch
+from .batching import LisaPrediction, Windower, predict_groups, train_batch
 from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
 from .labels import (
     collect_label_data,
@@ -172,26 +171,6 @@ def _option(name: str) -> property:
     return property(get, set_, doc=f"The ``{name}`` option (see :class:`SRLOptions`).")
 
 
-class LisaPrediction:
-    """What :meth:`LisaSRL.predict` returns and :meth:`LisaSRL.set_annotations` reads:
-    the model calls on the docs, each run as it is read, so that annotating decodes a
-    call's scores before the next call runs (a long doc's scores are never all held).
-    :attr:`groups` runs the calls and keeps their outputs, to inspect the scores."""
-
-    def __init__(self, calls: Iterable[PredictGroup]) -> None:
-        self.calls = calls
-        self._groups: Optional[List[PredictGroup]] = None
-
-    @property
-    def groups(self) -> List[PredictGroup]:
-        if self._groups is None:
-            self._groups = list(self.calls)
-        return self._groups
-
-    def __iter__(self) -> Iterator[PredictGroup]:
-        return iter(self._groups if self._groups is not None else self.calls)
-
-
 class LisaSRL(TrainablePipe):
     """Semantic role labeller with a syntactically-informed self-attention encoder.
 
@@ -304,7 +283,7 @@ class LisaSRL(TrainablePipe):
         docs = list(docs)
         if docs:
             self._check_vocab_vectors(docs[0].vocab)
-        return LisaPrediction(predict_groups(docs, self.model, self.options, self._windower))
+        return predict_groups(docs, self.model, self.options, self._windower)
 
     def _check_vocab_vectors(self, vocab: Vocab) -> None:
         """A model that reads the shared ``vocab.vectors`` (spaCy's ``StaticVectors``)
@@ -331,7 +310,7 @@ class LisaSRL(TrainablePipe):
             docs, self.model.ops, self.cfg, self.options, self._frame_label_tables()
         )
         for group in scores:
-            annotator.add(group.doc_indices, group.output, group.parse_source)
+            annotator.add(group)
             del group  # its scores go before the next call runs
 
     # ---------------------------------------------------------------- training ---------

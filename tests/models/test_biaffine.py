@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from spacy_lisa.models.attention import MASK_VALUE
 from spacy_lisa.models.biaffine import Biaffine, SyntacticHead
+from spacy_lisa.models.types import MASK_VALUE
 
 
 def test_biaffine_matches_the_formula():

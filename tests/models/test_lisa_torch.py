@@ -6,11 +6,12 @@ import pytest
 import torch
 from srl_testing import score_windows, tiny_lisa_torch
 
-from spacy_lisa.models.attention import MASK_VALUE, MultiHeadSelfAttention
+from spacy_lisa.models.attention import MultiHeadSelfAttention
 from spacy_lisa.models.lal import label_attention_layer
 from spacy_lisa.models.lan import lan_role_scorer
 from spacy_lisa.models.lisa_torch import LisaTorchModel
 from spacy_lisa.models.relative_attention import RelativeMultiHeadSelfAttention
+from spacy_lisa.models.types import MASK_VALUE
 
 N_IN, N_TAGS, N_DEPS, N_ROLES = 12, 5, 4, 6
 LENGTHS = [5, 7, 3]

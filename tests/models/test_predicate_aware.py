@@ -17,7 +17,7 @@ from spacy.util import registry
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples, overfit
 from test_lisa import DATA, make_batch, make_docs, make_model
 
-from spacy_lisa.models.lisa_torch import LisaTorchModel, MarkedRequest, SentenceRequest
+from spacy_lisa.models.lisa_torch import LisaTorchModel
 from spacy_lisa.models.pretrained import local_model_path
 from spacy_lisa.models.transformer import _encode, _plan, encode_marked
 from spacy_lisa.models.wordpieces import MarkedWindows, marked_windows
@@ -75,9 +75,9 @@ def test_roles_of_a_predicate_do_not_depend_on_the_other_predicates(reencode):
 
 
 def _call_kind(request: Any) -> str:
-    if isinstance(request, MarkedRequest):
+    if request.marked:
         return "marked"
-    assert isinstance(request, SentenceRequest) and not request.score_roles
+    assert not request.score_roles
     return "sentences"
 
 
@@ -94,7 +94,7 @@ def test_training_scores_the_gold_predicates_prediction_its_own(reencode, monkey
     forward = LisaTorchModel.forward
 
     def spy(self, x, mask, request):
-        frame_pos = request.frame_pos if isinstance(request, MarkedRequest) else None
+        frame_pos = request.frame_pos if request.marked else None
         calls.append((_call_kind(request), x.shape[0], frame_pos))
         return forward(self, x, mask, request)
 

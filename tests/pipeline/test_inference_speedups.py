@@ -19,7 +19,7 @@ from spacy.tokens import Doc
 
 from spacy_lisa import patches
 from spacy_lisa.decoding import frames
-from spacy_lisa.models.lisa_torch import LisaTorchModel, SentenceRequest
+from spacy_lisa.models.lisa_torch import LisaTorchModel
 from spacy_lisa.pipeline import batching
 from spacy_lisa.pipeline.annotate import doc_own_parse
 from spacy_lisa.pipeline.batching import doc_heads
@@ -62,8 +62,8 @@ def without_speedups(stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
     real_forward = LisaTorchModel.forward
 
     def with_head_scores(self, x, mask, request):
-        if isinstance(request, SentenceRequest):
-            request = replace(request, parse=replace(request.parse, head_scores=True))
+        if not request.marked:
+            request = replace(request, head_scores=True)
         return real_forward(self, x, mask, request)
 
     patch.setattr(LisaTorchModel, "forward", with_head_scores)

@@ -182,6 +182,29 @@ def test_length_chunks_group_similar_windows_within_the_padding_budget():
     assert chunks[4:] == [[(1, [(0, 40)])]]
 
 
+def test_windows_are_the_doc_sentences_then_the_reference_then_rules():
+    """The encoder windows: the doc's own sentences (frames.doc_sentences), else the
+    reference's where the tokens match (training), else rule sentences at prediction,
+    else the whole doc; each cut at max_length."""
+    from spacy_lisa.pipeline.batching import Windower
+
+    nlp = spacy.blank("en")
+    words = ["Mary", "sold", "it", ".", "John", "ran", "."]
+    plain = Doc(nlp.vocab, words=words)
+    split = Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * 3 + [True, False, False])
+    windower = Windower()
+    assert windower(split, 10) == [(0, 4), (4, 7)]
+    assert windower(split, 3) == [(0, 3), (3, 4), (4, 7)]
+    assert windower(plain, 10, split) == [(0, 4), (4, 7)]
+    other = Doc(nlp.vocab, words=["Mary", "sold", "it", ".", "John", "ran", "!"])
+    assert windower(plain, 10, other) == [(0, 7)]  # tokens differ: the whole doc
+    assert windower(plain, 10) == [(0, 7)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert windower(plain, 10, segment=True) == [(0, 4), (4, 7)]
+    assert windower(Doc(nlp.vocab, words=[]), 10, segment=True) == []
+
+
 def test_prediction_in_length_chunks_equals_one_doc_at_a_time(trained_nlp, monkeypatch):
     import spacy_lisa.pipeline.batching as batching
 
