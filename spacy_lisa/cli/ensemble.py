@@ -1,5 +1,5 @@
 """``spacy-lisa ensemble MEMBER MEMBER ... --output DIR``: trained pipelines joined into
-one whose ``lisa_srl`` averages their models (see :mod:`spacy_lisa.ensembles`)."""
+one whose ``lisa_srl`` averages their models (see :mod:`spacy_lisa.ensemble.join`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import List
 import typer
 from wasabi import msg
 
-from ..ensembles import join_pipelines
+from ..ensemble.join import join_pipelines
 from ..inputs import UserError
 from ._app import app
 from ._io import Input, check_output_paths, check_writable, fail, pipeline_dir

@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 
 
 DIMS = ("nI", "n_tags", "n_deps", "n_roles")
+# the name of spacy-lisa.Ensemble.v1 models (spacy_lisa.ensemble.model): their layers are
+# the LISA models they average
+ENSEMBLE_NAME = "lisa_ensemble"
 
 
 @registry.architectures("spacy-lisa.LISA.v1")
@@ -174,6 +177,11 @@ def ensure_built(model: Model[LisaBatch, LisaOutput]) -> None:
     )
     model.layers.append(wrapper)
     model.set_ref("lisa", wrapper)
+
+
+def lisa_members(model: Model) -> List[Model]:
+    """The LISA models inside ``model``: an ensemble's members, else ``[model]``."""
+    return list(model.layers) if model.name == ENSEMBLE_NAME else [model]
 
 
 def set_role_prior(model: Model[LisaBatch, LisaOutput], log_prior: numpy.ndarray) -> None:

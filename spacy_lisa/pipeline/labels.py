@@ -140,7 +140,7 @@ def label_data(cfg: Dict[str, Any]) -> Dict[str, Any]:
 def set_label_dims(model: Model, cfg: Dict[str, Any]) -> None:
     """Set the model's output dimensions (and its predicate tags) from the labels: on
     each member too where the model is an ensemble (``spacy-lisa.Ensemble.v1``)."""
-    from ..models.ensemble import lisa_members
+    from ..models.lisa import lisa_members
 
     labels = cfg["labels"]
     predicate_tags = [i for i, t in enumerate(labels["tags"]) if t.endswith(PREDICATE_SUFFIX)]
@@ -203,8 +203,7 @@ def ensure_model_built(model: Model, cfg: Dict[str, Any]) -> None:
     """Rebuild the lazily built torch layer from the dims saved in cfg before loading
     weights (the serialisation trap of lazily built layers). An ensemble's cfg holds a
     list of dims, one per member."""
-    from ..models.ensemble import lisa_members
-    from ..models.lisa import ensure_built
+    from ..models.lisa import ensure_built, lisa_members
 
     dims = cfg["model_dims"]
     if not dims:

@@ -1,4 +1,4 @@
-"""Output ensembles: ``spacy-lisa ensemble`` / :func:`spacy_lisa.ensembles.join_pipelines`
+"""Output ensembles: ``spacy-lisa ensemble`` / :func:`spacy_lisa.ensemble.join.join_pipelines`
 and the ``spacy-lisa.Ensemble.v1`` model it builds."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
-from spacy_lisa.ensembles import join_pipelines
+from spacy_lisa.ensemble.join import join_pipelines
 from spacy_lisa.inputs import UserError
 from spacy_lisa.loading import srl_component
 from spacy_lisa.models.types import LisaBatch

@@ -1,9 +1,10 @@
 """``spacy-lisa.Ensemble.v1``: several trained LISA models as one, for prediction.
 
-Each member scores the same :class:`~.types.LisaBatch` (one set of windows and, where the
-doc's parse is followed, one parse for all); their distributions are averaged and the
-component decodes the average once. The output is a :class:`~.types.LisaOutput` of log
-mean probabilities, so the component reads it as it reads one model's logits.
+Each member scores the same :class:`~spacy_lisa.models.types.LisaBatch` (one set of
+windows and, where the doc's parse is followed, one parse for all); their distributions
+are averaged and the component decodes the average once. The output is a
+:class:`~spacy_lisa.models.types.LisaOutput` of log mean probabilities, so the component
+reads it as it reads one model's logits.
 
 Predicted predicates need one answer before roles can be averaged: the members' POS /
 predicate distributions are averaged first, the tokens whose averaged argmax is a
@@ -24,12 +25,11 @@ from spacy.util import registry
 from thinc.api import Model
 
 from ..errors import Errors
-from .lisa import DIMS
-from .lisa_batch import predicate_tag_mask
-from .lisa_convert import FRAME_DIMS
-from .types import MASK_VALUE, LisaBatch, LisaOutput
+from ..models.lisa import DIMS, ENSEMBLE_NAME, lisa_members
+from ..models.lisa_batch import predicate_tag_mask
+from ..models.lisa_convert import FRAME_DIMS
+from ..models.types import MASK_VALUE, LisaBatch, LisaOutput
 
-ENSEMBLE_NAME = "lisa_ensemble"
 # log of a probability no member gave: far below any real one, far above MASK_VALUE
 _LOG_FLOOR = 1e-30
 
@@ -51,11 +51,6 @@ def build_ensemble(*members: Model[LisaBatch, LisaOutput]) -> Model[LisaBatch, L
         dims={dim: None for dim in DIMS + FRAME_DIMS},
         attrs={"predicate_tags": [], "lisa_config": dict(members[0].attrs["lisa_config"])},
     )
-
-
-def lisa_members(model: Model) -> List[Model]:
-    """The LISA models inside ``model``: an ensemble's members, else ``[model]``."""
-    return list(model.layers) if model.name == ENSEMBLE_NAME else [model]
 
 
 def forward(
@@ -274,4 +269,4 @@ def _host_predict(member: Model, batch: LisaBatch, ops: Any) -> LisaOutput:
     return _to_host(ops, member.predict(batch))
 
 
-__all__ = ["ENSEMBLE_NAME", "build_ensemble", "lisa_members"]
+__all__ = ["build_ensemble"]

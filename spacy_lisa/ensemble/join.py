@@ -1,5 +1,5 @@
 """Joining trained ``lisa_srl`` pipelines into one whose ``lisa_srl`` averages them
-(``spacy-lisa ensemble``; the model is :mod:`spacy_lisa.models.ensemble`).
+(``spacy-lisa ensemble``; the model is :mod:`spacy_lisa.ensemble.model`).
 
 The joined pipeline is the first member's, tokenizer, parser and options included, with
 its ``lisa_srl`` model replaced by ``spacy-lisa.Ensemble.v1`` over every member's model.
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Dict, Sequence, cast
 
 from spacy.language import Language
 
-from .errors import Errors
-from .inputs import UserError
-from .loading import SRL_FACTORY, load_model, srl_component
+from ..errors import Errors
+from ..inputs import UserError
+from ..loading import SRL_FACTORY, load_model, srl_component
 
 if TYPE_CHECKING:
-    from .pipeline.srl_component import LisaSRL
+    from ..pipeline.srl_component import LisaSRL
 
 # the parts of a component's cfg that give its outputs their meaning: members must agree
 # on them (transition statistics and sense candidates are the first member's)
@@ -60,7 +60,7 @@ def join_pipelines(members: Sequence[str], gpu_id: int = -1) -> Language:
     joined = cast("LisaSRL", nlp.replace_pipe(name, SRL_FACTORY, config=config))
     joined.cfg = copy.deepcopy(components[0].cfg)
     joined.cfg["model_dims"] = [dict(c.cfg["model_dims"]) for c in components]
-    from .pipeline.labels import ensure_model_built
+    from ..pipeline.labels import ensure_model_built
 
     ensure_model_built(joined.model, joined.cfg)
     for member_model, component in zip(joined.model.layers, components, strict=True):
