@@ -7,23 +7,17 @@ import torch
 from oracles import attention_probs
 
 from spacy_lisa.models.attention import (
-    MASK_VALUE,
     EncoderLayer,
     MultiHeadSelfAttention,
     cached_positions,
     sinusoidal_positions,
 )
-from spacy_lisa.models.types import MASK_VALUE as CONTRACT_MASK_VALUE
 
 WIDTH, HEADS = 16, 4
 
 
 def _mask(lengths, T):
     return torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]  # [B, T]
-
-
-def test_mask_value_matches_the_contract():
-    assert MASK_VALUE == CONTRACT_MASK_VALUE
 
 
 def test_sinusoidal_positions_values():
