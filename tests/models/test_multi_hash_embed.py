@@ -14,7 +14,7 @@ import pytest
 import spacy
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples, overfit
 
-from spacy_lisa.models.component_vectors import component_vectors
+from spacy_lisa.models.multi_hash_embed import component_vectors
 
 WORDS = "John sold the car to Mary . bought a book yesterday She said she would come Tom gave"
 
