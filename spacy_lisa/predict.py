@@ -11,15 +11,27 @@ import tempfile
 import time
 from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Optional, TextIO, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple, cast
 
+from spacy.language import Language
+from spacy.tokens import Doc
 from tqdm import tqdm
 
 from .device import select_device
 from .errors import Errors
 from .formats import OutputFormat, formatter_for
 from .frames import doc_sentences
-from .inputs import STDIN, InputFormat, InputSource, UserError, iter_docs, scan_input, skip_report
+from .inputs import (
+    STDIN,
+    InputDoc,
+    InputFormat,
+    InputSource,
+    InputSummary,
+    UserError,
+    iter_docs,
+    scan_input,
+    skip_report,
+)
 from .loading import load_pipeline
 from .patches import cached_msgpack_codecs
 
@@ -96,6 +108,25 @@ def output_name(output: Optional[Path]) -> str:
     return str(output) if output is not None and str(output) != STDIN else "stdout"
 
 
+def load_and_scan(
+    model: str, gpu_id: int, source: InputSource, input_format: InputFormat, skip_invalid: bool
+) -> Tuple[Language, InputSummary]:
+    """The pipeline ``model`` and the scan of ``source`` (its format, documents, skips),
+    with a document longer than the pipeline's ``nlp.max_length`` an invalid line
+    (``too_long``). The input is scanned before the pipeline loads, so that bad input
+    stops the run at once, and again with the limit only where a document is longer."""
+    summary = scan_input(source, input_format, skip_invalid=skip_invalid)
+    nlp = load_pipeline(model, gpu_id)
+    max_length = int(nlp.max_length)
+    if summary.longest > max_length:
+        # only the loaded pipeline knows its limit; spaCy would end the run on such a
+        # text (E088), so they are found now, before anything is written
+        summary = scan_input(
+            source, summary.format, skip_invalid=skip_invalid, max_length=max_length
+        )
+    return nlp, summary
+
+
 def predict(
     model: str,
     input_path: str,
@@ -125,56 +156,69 @@ def predict(
         raise UserError(Errors.E456.format(n_process=n_process, gpu_id=gpu_id))
     select_device(gpu_id)
     source = InputSource(input_path)
-    summary = scan_input(source, input_format, skip_invalid=skip_invalid)
-    nlp = load_pipeline(model, gpu_id)
-    max_length = int(nlp.max_length)
-    if summary.longest > max_length:
-        # only the loaded pipeline knows its limit; spaCy would end the run on such a
-        # text (E088), so they are found now, before anything is written
-        summary = scan_input(
-            source, summary.format, skip_invalid=skip_invalid, max_length=max_length
-        )
+    nlp, summary = load_and_scan(model, gpu_id, source, input_format, skip_invalid)
     output_format = OutputFormat(output_format)
     formatter = formatter_for(output_format, tags=tags)
-    stats: Dict[str, Any] = {"docs": 0, "sentences": 0, "frames": 0}
     start = time.perf_counter()
-    documents = iter_docs(source, summary.format, max_length=max_length)
-    inputs = ((item.text, item) for item in documents)
+    documents = iter_docs(source, summary.format, max_length=int(nlp.max_length))
     # the workers send every doc back through srsly's msgpack: without the cache, each
     # call scans the codec registries (this process and the workers it forks)
     codecs = cached_msgpack_codecs() if n_process != 1 else nullcontext()
     with codecs, open_output(output) as out:
-        # delay: short runs (and tests) print no bar; long ones show docs/s on stderr
-        with tqdm(
-            total=summary.n_docs,
-            unit="doc",
-            delay=1.0,
-            mininterval=0.5,
-            file=sys.stderr,
-            leave=False,
-        ) as bar:
-            docs = nlp.pipe(inputs, as_tuples=True, batch_size=batch_size, n_process=n_process)
-            for doc, item in docs:
-                out.write(formatter(doc, item))
-                stats["docs"] += 1
-                stats["sentences"] += len(doc_sentences(doc))
-                stats["frames"] += len(doc._.srl_frames)
-                bar.update(1)
-        out.flush()
+        docs = nlp.pipe(
+            ((item.text, item) for item in documents),
+            as_tuples=True,
+            batch_size=batch_size,
+            n_process=n_process,
+        )
+        stats = _write_records(out, docs, formatter, total=summary.n_docs)
     seconds = time.perf_counter() - start
     stats["seconds"] = seconds
     stats["docs_per_second"] = stats["docs"] / seconds if seconds > 0 else 0.0
     stats["skipped"] = dict(summary.skipped)
     if echo is not None:
-        echo(
-            f"✔ Labelled {int(stats['docs'])} doc(s), {int(stats['sentences'])} sentence(s), "
-            f"{int(stats['frames'])} frame(s) in {seconds:.1f}s "
-            f"({stats['docs_per_second']:.1f} docs/s) → {output_name(output)} "
-            f"({output_format.value})"
-        )
-        for line in skip_report(summary.skipped, summary.problems):
+        for line in _run_report(stats, summary, output, output_format):
             echo(line)
     return stats
 
 
-__all__ = ["open_output", "output_name", "predict"]
+def _write_records(
+    out: TextIO,
+    docs: Iterable[Tuple[Doc, InputDoc]],
+    formatter: Callable[[Doc, InputDoc], str],
+    *,
+    total: int,
+) -> Dict[str, Any]:
+    """Write the records of the labelled ``docs`` to ``out``; returns their counts."""
+    stats: Dict[str, Any] = {"docs": 0, "sentences": 0, "frames": 0}
+    # delay: short runs (and tests) print no bar; long ones show docs/s on stderr
+    with tqdm(
+        total=total, unit="doc", delay=1.0, mininterval=0.5, file=sys.stderr, leave=False
+    ) as bar:
+        for doc, item in docs:
+            out.write(formatter(doc, item))
+            stats["docs"] += 1
+            stats["sentences"] += len(doc_sentences(doc))
+            stats["frames"] += len(doc._.srl_frames)
+            bar.update(1)
+    out.flush()
+    return stats
+
+
+def _run_report(
+    stats: Dict[str, Any],
+    summary: InputSummary,
+    output: Optional[Path],
+    output_format: OutputFormat,
+) -> List[str]:
+    """The end-of-run summary lines: the counts and speed, then the skip report."""
+    done = (
+        f"✔ Labelled {int(stats['docs'])} doc(s), {int(stats['sentences'])} sentence(s), "
+        f"{int(stats['frames'])} frame(s) in {stats['seconds']:.1f}s "
+        f"({stats['docs_per_second']:.1f} docs/s) → {output_name(output)} "
+        f"({output_format.value})"
+    )
+    return [done, *skip_report(summary.skipped, summary.problems)]
+
+
+__all__ = ["load_and_scan", "open_output", "output_name", "predict"]

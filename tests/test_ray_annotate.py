@@ -33,8 +33,8 @@ from spacy_lisa.predict import predict
 from spacy_lisa.ray_annotate import RayAnnotateError, annotate_ray
 from spacy_lisa.ray_annotate import run as ray_run
 from spacy_lisa.ray_annotate.actors import Annotator
-from spacy_lisa.ray_annotate.inputs import plan_shards, scan_shard
 from spacy_lisa.ray_annotate.output import ShardWriter
+from spacy_lisa.ray_annotate.shards import plan_shards, scan_shard
 
 pytestmark = pytest.mark.slow
 

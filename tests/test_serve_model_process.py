@@ -18,10 +18,10 @@ from srl_testing import make_texts
 
 from spacy_lisa.formats import OutputFormat
 from spacy_lisa.serve.batcher import BatchFailed
-from spacy_lisa.serve.model import RecordsTask
 from spacy_lisa.serve.model_process import ModelProcess, ModelProcessError
 from spacy_lisa.serve.service import SRLService
 from spacy_lisa.serve.settings import ServeSettings
+from spacy_lisa.serve.tasks import RecordsTask
 
 pytestmark = pytest.mark.slow  # trains a small pipeline, starts model processes
 

@@ -5,7 +5,18 @@ counts it as a skip instead. ``frames`` (the PropBank frame files' examples) alw
 skips and counts what it cannot use: those files are hand-edited and have defects."""
 
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import (
+    Annotated,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 import srsly
 import typer
@@ -35,17 +46,26 @@ from ._io import Input, check_output_paths, check_writable, fail
 CONLL2012_SUFFIXES = ("gold_conll", "gold_skel")
 
 # options shared by every conversion
-OUTPUT = typer.Option(..., "--output", "-o", help="The .spacy file to write", dir_okay=False)
-STATS_JSON = typer.Option(
-    None, "--stats-json", help="Also write the summary numbers to this JSON file", dir_okay=False
-)
-SKIP_INVALID = typer.Option(
-    False,
-    "--skip-invalid",
-    help="Skip (and count) malformed sentences and files instead of stopping at the first",
-)
-N_SENTS = typer.Option(1, "--n-sents", "-n", min=1, help="Sentences per Doc")
-LIMIT = typer.Option(0, "--limit", min=0, help="Convert at most this many sentences (0: all)")
+OutputOpt = Annotated[
+    Path, typer.Option("--output", "-o", help="The .spacy file to write", dir_okay=False)
+]
+StatsJsonOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--stats-json", help="Also write the summary numbers to this JSON file", dir_okay=False
+    ),
+]
+SkipInvalidOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-invalid",
+        help="Skip (and count) malformed sentences and files instead of stopping at the first",
+    ),
+]
+NSentsOpt = Annotated[int, typer.Option("--n-sents", "-n", min=1, help="Sentences per Doc")]
+LimitOpt = Annotated[
+    int, typer.Option("--limit", min=0, help="Convert at most this many sentences (0: all)")
+]
 
 
 def _convert(
@@ -80,10 +100,15 @@ def _convert(
     except CorpusFormatError as err:
         fail(err)
     print_summary(stats, title=f"{title} -> {output}")
-    if stats_json is not None:
-        stats_json.parent.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(stats_json, stats.to_dict())
-        msg.info(f"Stats written to {stats_json}")
+    _write_stats(stats_json, stats.to_dict())
+
+
+def _write_stats(path: Optional[Path], stats: Dict[str, Any]) -> None:
+    """``--stats-json``: the summary numbers, where given."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(path, stats)
+        msg.info(f"Stats written to {path}")
 
 
 def _refuse_bad_outputs(
@@ -127,25 +152,29 @@ def print_summary(stats: CorpusStats, *, title: str) -> None:
 
 @convert_app.command("ewt")
 def convert_ewt_cli(
-    ud: Path = typer.Option(
-        ...,
-        "--ud",
-        exists=True,
-        dir_okay=False,
-        help="UD CoNLL-U file (e.g. en_ewt-ud-train.conllu)",
-    ),
-    propbank: Path = typer.Option(
-        ...,
-        "--propbank",
-        exists=True,
-        file_okay=False,
-        help="PropBank EWT folder holding <genre>/00/<doc>.xml.gold_skel",
-    ),
-    output: Path = OUTPUT,
-    stats_json: Optional[Path] = STATS_JSON,
-    skip_invalid: bool = SKIP_INVALID,
-    n_sents: int = N_SENTS,
-    limit: int = LIMIT,
+    ud: Annotated[
+        Path,
+        typer.Option(
+            "--ud",
+            exists=True,
+            dir_okay=False,
+            help="UD CoNLL-U file (e.g. en_ewt-ud-train.conllu)",
+        ),
+    ],
+    propbank: Annotated[
+        Path,
+        typer.Option(
+            "--propbank",
+            exists=True,
+            file_okay=False,
+            help="PropBank EWT folder holding <genre>/00/<doc>.xml.gold_skel",
+        ),
+    ],
+    output: OutputOpt,
+    stats_json: StatsJsonOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
+    n_sents: NSentsOpt = 1,
+    limit: LimitOpt = 0,
 ) -> None:
     """Join UD trees with PropBank EWT roles (by document, sentence and token).
 
@@ -184,21 +213,26 @@ def _conll2012_records(files: List[Path], on_invalid: OnInvalid) -> Iterator[Sen
 
 @convert_app.command("conll2012")
 def convert_conll2012_cli(
-    files: List[Path] = typer.Argument(
-        ..., exists=True, help="CoNLL-2012 .gold_conll/.gold_skel files or folders of them"
-    ),
-    output: Path = OUTPUT,
-    trees: Optional[Path] = typer.Option(
-        None,
-        "--trees",
-        exists=True,
-        dir_okay=False,
-        help="UD CoNLL-U trees of the same sentences (needed for .gold_skel files)",
-    ),
-    stats_json: Optional[Path] = STATS_JSON,
-    skip_invalid: bool = SKIP_INVALID,
-    n_sents: int = N_SENTS,
-    limit: int = LIMIT,
+    files: Annotated[
+        List[Path],
+        typer.Argument(
+            exists=True, help="CoNLL-2012 .gold_conll/.gold_skel files or folders of them"
+        ),
+    ],
+    output: OutputOpt,
+    trees: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--trees",
+            exists=True,
+            dir_okay=False,
+            help="UD CoNLL-U trees of the same sentences (needed for .gold_skel files)",
+        ),
+    ] = None,
+    stats_json: StatsJsonOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
+    n_sents: NSentsOpt = 1,
+    limit: LimitOpt = 0,
 ) -> None:
     """Convert CoNLL-2012 bracket-column files (.gold_conll, or .gold_skel with --trees).
 
@@ -218,13 +252,13 @@ def convert_conll2012_cli(
 
 @convert_app.command("conll2005")
 def convert_conll2005_cli(
-    words: Path = typer.Option(..., "--words", exists=True, dir_okay=False, help="Words file"),
-    props: Path = typer.Option(..., "--props", exists=True, dir_okay=False, help="Props file"),
-    output: Path = OUTPUT,
-    stats_json: Optional[Path] = STATS_JSON,
-    skip_invalid: bool = SKIP_INVALID,
-    n_sents: int = N_SENTS,
-    limit: int = LIMIT,
+    words: Annotated[Path, typer.Option("--words", exists=True, dir_okay=False, help="Words file")],
+    props: Annotated[Path, typer.Option("--props", exists=True, dir_okay=False, help="Props file")],
+    output: OutputOpt,
+    stats_json: StatsJsonOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
+    n_sents: NSentsOpt = 1,
+    limit: LimitOpt = 0,
 ) -> None:
     """Convert a CoNLL-2005 words file and props file (no trees, no rolesets)."""
 
@@ -237,17 +271,19 @@ def convert_conll2005_cli(
 
 @convert_app.command("up")
 def convert_up_cli(
-    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="CoNLL-U Plus file"),
-    output: Path = OUTPUT,
-    argument_spans: str = typer.Option(
-        "head",
-        "--argument-spans",
-        help="'head': an argument is its head word; 'subtree': the head's subtree around it",
-    ),
-    stats_json: Optional[Path] = STATS_JSON,
-    skip_invalid: bool = SKIP_INVALID,
-    n_sents: int = N_SENTS,
-    limit: int = LIMIT,
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="CoNLL-U Plus file")],
+    output: OutputOpt,
+    argument_spans: Annotated[
+        str,
+        typer.Option(
+            "--argument-spans",
+            help="'head': an argument is its head word; 'subtree': the head's subtree around it",
+        ),
+    ] = "head",
+    stats_json: StatsJsonOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
+    n_sents: NSentsOpt = 1,
+    limit: LimitOpt = 0,
 ) -> None:
     """Convert Universal PropBank (CoNLL-U Plus with role labels on argument heads).
 
@@ -284,27 +320,40 @@ def print_frames_report(report: FramesReport) -> None:
             msg.text(f"  ... and {more} more (all of them in --stats-json)")
 
 
-@convert_app.command("frames")
-def convert_frames_cli(
-    frames: Path = typer.Option(
-        ..., "--frames", help="The 'frames' folder of PropBank frame files (<lemma>.xml)"
+FramesOpt = Annotated[
+    Path,
+    typer.Option("--frames", help="The 'frames' folder of PropBank frame files (<lemma>.xml)"),
+]
+HeldoutOutputOpt = Annotated[
+    Path,
+    typer.Option(
+        "--heldout-output", help="The .spacy file for the held-out lemmas", dir_okay=False
     ),
-    output: Path = OUTPUT,
-    heldout_output: Path = typer.Option(
-        ..., "--heldout-output", help="The .spacy file for the held-out lemmas", dir_okay=False
-    ),
-    heldout_share: float = typer.Option(
-        0.1, "--heldout-share", help="Share of the lemmas held out, in [0, 1)"
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the choice of held-out lemmas"),
-    exclude_lemmas: Optional[Path] = typer.Option(
-        None,
+]
+HeldoutShareOpt = Annotated[
+    float, typer.Option("--heldout-share", help="Share of the lemmas held out, in [0, 1)")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the choice of held-out lemmas")]
+ExcludeLemmasOpt = Annotated[
+    Optional[Path],
+    typer.Option(
         "--exclude-lemmas",
         dir_okay=False,
         help="Leave out the examples of these lemmas: a .spacy file (its frames' lemmas) "
         "or a text file with one lemma per line",
     ),
-    stats_json: Optional[Path] = STATS_JSON,
+]
+
+
+@convert_app.command("frames")
+def convert_frames_cli(
+    frames: FramesOpt,
+    output: OutputOpt,
+    heldout_output: HeldoutOutputOpt,
+    heldout_share: HeldoutShareOpt = 0.1,
+    seed: SeedOpt = 0,
+    exclude_lemmas: ExcludeLemmasOpt = None,
+    stats_json: StatsJsonOpt = None,
 ) -> None:
     """Convert the annotated examples of PropBank frame files, split by lemma.
 
@@ -341,7 +390,4 @@ def convert_frames_cli(
     )
     print_summary(result.train, title=f"PropBank frames (training) -> {output}")
     print_summary(result.heldout, title=f"PropBank frames (held out) -> {heldout_output}")
-    if stats_json is not None:
-        stats_json.parent.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(stats_json, result.to_dict())
-        msg.info(f"Stats written to {stats_json}")
+    _write_stats(stats_json, result.to_dict())

@@ -4,7 +4,7 @@ one whose ``lisa_srl`` averages their models (see :mod:`spacy_lisa.ensemble.join
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
+from typing import Annotated, List
 
 import typer
 from wasabi import msg
@@ -24,12 +24,16 @@ ENSEMBLE_HELP = (
 
 @app.command("ensemble", help=ENSEMBLE_HELP)
 def ensemble_cli(
-    members: List[str] = typer.Argument(
-        ..., metavar="MEMBER...", help="Trained pipelines: directories or package names"
-    ),
-    output: Path = typer.Option(
-        ..., "--output", "-o", file_okay=False, help="Directory to save the joined pipeline to"
-    ),
+    members: Annotated[
+        List[str],
+        typer.Argument(metavar="MEMBER...", help="Trained pipelines: directories or package names"),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", file_okay=False, help="Directory to save the joined pipeline to"
+        ),
+    ],
 ) -> None:
     """The ``ensemble`` command (see :data:`ENSEMBLE_HELP`)."""
     try:

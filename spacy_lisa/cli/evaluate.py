@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -14,17 +14,18 @@ from ..scoring.props import CONLL_FILES
 from ._app import app
 from ._io import Input, check_output_paths, check_writable, fail, pipeline_dir
 
-
-@app.command("evaluate")
-def evaluate_cli(
-    model: str = typer.Argument(
-        ..., help="Trained pipeline (name or path) with a 'lisa_srl' component"
+EvaluateModelArg = Annotated[
+    str, typer.Argument(help="Trained pipeline (name or path) with a 'lisa_srl' component")
+]
+DataArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Gold data in .spacy format (DocBin with user data)", exists=True, dir_okay=False
     ),
-    data_path: Path = typer.Argument(
-        ..., help="Gold data in .spacy format (DocBin with user data)", exists=True, dir_okay=False
-    ),
-    parse: Optional[ParseChoice] = typer.Option(
-        None,
+]
+ParseOpt = Annotated[
+    Optional[ParseChoice],
+    typer.Option(
         "--parse",
         "-p",
         help=(
@@ -32,22 +33,29 @@ def evaluate_cli(
             "gold [default: model on gold tokens; with --raw, the pipeline's own setting]"
         ),
     ),
-    parser: Optional[str] = typer.Option(
-        None,
+]
+ParserOpt = Annotated[
+    Optional[str],
+    typer.Option(
         "--parser",
         help="With --parse doc: another spaCy pipeline whose parser (and tagger) runs first",
     ),
-    output: Optional[Path] = typer.Option(
-        None, "--output", "-o", help="JSON file for the scores", dir_okay=False
-    ),
-    conll_dir: Optional[Path] = typer.Option(
-        None,
+]
+OutputOpt = Annotated[
+    Optional[Path],
+    typer.Option("--output", "-o", help="JSON file for the scores", dir_okay=False),
+]
+ConllDirOpt = Annotated[
+    Optional[Path],
+    typer.Option(
         "--conll-dir",
         help="Directory for words.txt, gold.props and pred.props (CoNLL-2005, for srl-eval.pl)",
         file_okay=False,
     ),
-    convention: ConventionChoice = typer.Option(
-        ConventionChoice.strict,
+]
+ConventionOpt = Annotated[
+    ConventionChoice,
+    typer.Option(
         "--convention",
         help=(
             "strict: arguments of spurious predicted predicates are false positives; "
@@ -55,31 +63,54 @@ def evaluate_cli(
             "spurious predicates skipped)"
         ),
     ),
-    sense_baseline: Optional[Path] = typer.Option(
-        None,
+]
+SenseBaselineOpt = Annotated[
+    Optional[Path],
+    typer.Option(
         "--sense-baseline",
         help="Training data (.spacy): also score the lemma most-frequent-sense baseline",
         exists=True,
         dir_okay=False,
     ),
-    raw: bool = typer.Option(
-        False,
+]
+RawOpt = Annotated[
+    bool,
+    typer.Option(
         "--raw",
         help=(
             "Evaluate on raw text: the pipeline tokenises, segments and parses each gold "
             "document's text; frames are matched to gold by character offsets"
         ),
     ),
-    gold_predicates: bool = typer.Option(
-        False,
+]
+GoldPredicatesOpt = Annotated[
+    bool,
+    typer.Option(
         "--gold-predicates",
         help=(
             "Give the model the gold predicates: score the roles and rolesets of known "
             "predicates (the CoNLL-2005 setting) instead of predicates it finds itself"
         ),
     ),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU id, or -1 for CPU"),
-    batch_size: int = typer.Option(64, "--batch-size", "-b", help="Docs per batch", min=1),
+]
+EvaluateGpuIdOpt = Annotated[int, typer.Option("--gpu-id", "-g", help="GPU id, or -1 for CPU")]
+BatchSizeOpt = Annotated[int, typer.Option("--batch-size", "-b", help="Docs per batch", min=1)]
+
+
+@app.command("evaluate")
+def evaluate_cli(
+    model: EvaluateModelArg,
+    data_path: DataArg,
+    parse: ParseOpt = None,
+    parser: ParserOpt = None,
+    output: OutputOpt = None,
+    conll_dir: ConllDirOpt = None,
+    convention: ConventionOpt = ConventionChoice.strict,
+    sense_baseline: SenseBaselineOpt = None,
+    raw: RawOpt = False,
+    gold_predicates: GoldPredicatesOpt = False,
+    gpu_id: EvaluateGpuIdOpt = -1,
+    batch_size: BatchSizeOpt = 64,
 ) -> None:
     """Evaluate SRL (CoNLL-2005 P/R/F, per role), predicate detection, the parse the
     model used (UAS/LAS, punctuation included) and POS accuracy, on gold tokenisation."""

@@ -3,7 +3,7 @@ CoNLL-2005 words file and props file (``DIR/words.txt``, ``DIR/props.txt``), e.g
 gold side for ``srl-eval.pl``."""
 
 from pathlib import Path
-from typing import List
+from typing import Annotated, List
 
 import typer
 from spacy.tokens import Doc
@@ -30,15 +30,18 @@ def _spacy_files(path: Path) -> List[Path]:
 
 @app.command("export")
 def export_cli(
-    data: Path = typer.Argument(..., exists=True, help="A .spacy file or a folder of them"),
-    output: Path = typer.Option(
-        ..., "--output", "-o", file_okay=False, help="Folder for words.txt and props.txt"
-    ),
-    include_unannotated: bool = typer.Option(
-        False,
-        "--include-unannotated",
-        help="Also write docs without SRL annotation (as sentences without predicates)",
-    ),
+    data: Annotated[Path, typer.Argument(exists=True, help="A .spacy file or a folder of them")],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", file_okay=False, help="Folder for words.txt and props.txt"),
+    ],
+    include_unannotated: Annotated[
+        bool,
+        typer.Option(
+            "--include-unannotated",
+            help="Also write docs without SRL annotation (as sentences without predicates)",
+        ),
+    ] = False,
 ) -> None:
     """Export the SRL frames of converted data in CoNLL-2005 format."""
     files = _spacy_files(data)

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from ..device import select_device
 from ..errors import Errors
-from ..inputs import InputFormat, InputSource, UserError, iter_docs, scan_input, skip_report
+from ..inputs import InputFormat, InputSource, UserError, iter_docs, skip_report
 from ..loading import load_pipeline
-from ..predict import open_output, output_name
+from ..predict import load_and_scan, open_output, output_name
 from ..render import render
 from ._app import app
 from ._io import fail, stderr
+from .options import GpuIdOpt, ModelArg
 
 RENDER_HELP = (
     "Render the frames the model finds in TEXT, or in each document of --input, as a "
@@ -26,34 +27,45 @@ RENDER_HELP = (
 )
 
 
-@app.command("render", help=RENDER_HELP)
-def render_cli(
-    model: str = typer.Argument(
-        ..., metavar="MODEL", help="Trained pipeline: a directory or package name"
-    ),
-    text: Optional[str] = typer.Argument(
-        None, metavar="TEXT", help="The text to render (or use --input)"
-    ),
-    input_path: Optional[str] = typer.Option(
-        None,
+TextArg = Annotated[
+    Optional[str], typer.Argument(metavar="TEXT", help="The text to render (or use --input)")
+]
+InputOpt = Annotated[
+    Optional[str],
+    typer.Option(
         "--input",
         "-i",
         help="Text or JSONL file of documents (as for predict), or - for stdin",
     ),
-    output: Optional[Path] = typer.Option(
-        None, "--output", "-o", help="HTML file to write (default: stdout)", dir_okay=False
-    ),
-    input_format: InputFormat = typer.Option(
-        InputFormat.auto, "--input-format", help="Format of --input (as for predict)"
-    ),
-    limit: Optional[int] = typer.Option(
-        None, "--limit", min=1, help="Render at most this many documents of --input"
-    ),
-    minify: bool = typer.Option(False, "--minify", help="Minify the HTML"),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run on; -1 for the CPU"),
-    skip_invalid: bool = typer.Option(
-        False, "--skip-invalid", help="Skip invalid lines of --input instead of failing"
-    ),
+]
+OutputOpt = Annotated[
+    Optional[Path],
+    typer.Option("--output", "-o", help="HTML file to write (default: stdout)", dir_okay=False),
+]
+InputFormatOpt = Annotated[
+    InputFormat, typer.Option("--input-format", help="Format of --input (as for predict)")
+]
+LimitOpt = Annotated[
+    Optional[int],
+    typer.Option("--limit", min=1, help="Render at most this many documents of --input"),
+]
+MinifyOpt = Annotated[bool, typer.Option("--minify", help="Minify the HTML")]
+SkipInvalidOpt = Annotated[
+    bool, typer.Option("--skip-invalid", help="Skip invalid lines of --input instead of failing")
+]
+
+
+@app.command("render", help=RENDER_HELP)
+def render_cli(
+    model: ModelArg,
+    text: TextArg = None,
+    input_path: InputOpt = None,
+    output: OutputOpt = None,
+    input_format: InputFormatOpt = InputFormat.auto,
+    limit: LimitOpt = None,
+    minify: MinifyOpt = False,
+    gpu_id: GpuIdOpt = -1,
+    skip_invalid: SkipInvalidOpt = False,
 ) -> None:
     """The ``render`` command (see :data:`RENDER_HELP`)."""
     try:
@@ -95,15 +107,8 @@ def render_page(
     summary = None
     if input_path is not None:
         source = InputSource(input_path)
-        summary = scan_input(source, input_format, skip_invalid=skip_invalid)
-        nlp = load_pipeline(model, gpu_id)
-        max_length = int(nlp.max_length)
-        if summary.longest > max_length:
-            # only the loaded pipeline knows its limit: spaCy would end the run (E088)
-            summary = scan_input(
-                source, summary.format, skip_invalid=skip_invalid, max_length=max_length
-            )
-        documents = iter_docs(source, summary.format, max_length=max_length)
+        nlp, summary = load_and_scan(model, gpu_id, source, input_format, skip_invalid)
+        documents = iter_docs(source, summary.format, max_length=int(nlp.max_length))
         texts = [item.text for item in itertools.islice(documents, limit)]
     else:
         texts = [str(text)]

@@ -33,23 +33,22 @@ retries are Ray's:
 Inputs (and a model given as a directory) must be readable at the same path on every
 node of the cluster; the output directory is written by the driver only.
 
-The modules: :mod:`.inputs` (steps 1 and 3: files, shards, reading), :mod:`.output`
+The modules: :mod:`.shards` (steps 1 and 3: files, shards, reading), :mod:`.output`
 (steps 2 and 5: shard files, markers, re-runs), :mod:`.actors` (the labelling actors of
 step 4) and :mod:`.run` (connecting to Ray, the pipeline of steps 3-5).
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from ..errors import Errors
 from ..inputs import SKIP_REASONS, skip_report
 from ..loading import pipeline_fingerprint
-from .inputs import SHARD_LINES, PathLike, RayAnnotateError, Shard, plan_shards, resolve_inputs
 from .output import OUTPUT_FORMATS, make_output_dir, output_lock, prepare_output
-from .run import check_cluster_gpus, connect, run_shards
+from .run import ActorPool, Labelling, run_on_ray
+from .shards import SHARD_LINES, PathLike, RayAnnotateError, Shard, plan_shards, resolve_inputs
 
 
 def _model_path(model: str) -> str:
@@ -96,20 +95,9 @@ def annotate_ray(
     :class:`~spacy_lisa.inputs.InputProblem` with its line and message); all
     but the last four cover the shards done by earlier runs too.
     """
-    try:
-        import ray
-    except ImportError:
-        raise RayAnnotateError(Errors.E328) from None
-    from tqdm import tqdm
-
-    if output_format not in OUTPUT_FORMATS:
-        raise RayAnnotateError(
-            Errors.E329.format(formats=" or ".join(OUTPUT_FORMATS), format=output_format)
-        )
-    if workers < 1 or worker_cpus < 0 or worker_gpus < 0:
-        raise RayAnnotateError(
-            Errors.E330.format(workers=workers, cpus=worker_cpus, gpus=worker_gpus)
-        )
+    ray = _import_ray()
+    pool = ActorPool(workers, worker_cpus, worker_gpus, batch_size, max_restarts, max_task_retries)
+    _check_options(output_format, pool)
     out_dir = Path(output).expanduser().resolve()
     make_output_dir(out_dir)
     with output_lock(out_dir):
@@ -120,39 +108,42 @@ def annotate_ray(
         )
         stats = _counts_done_before(shards, done)
         todo = [s for s in shards if s.index not in done]
-        start = time.perf_counter()
-        run_docs = 0
-        if todo:
-            started = connect(address)
-            check_cluster_gpus(ray, workers, worker_gpus)
-            ctx = ray.data.DataContext.get_current()
-            saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
-            ctx.execution_options.preserve_order = True  # records come back in input order
-            ctx.enable_progress_bars = False  # one bar, ours, counting documents
-            try:
-                run_docs = run_shards(
-                    ray,
-                    todo,
-                    out_dir,
-                    stats,
-                    model=model_id["name"],
-                    # what every marker records besides its shard's source and counts
-                    marker={"model": model_id, "output_format": output_format},
-                    output_format=output_format,
-                    workers=workers,
-                    worker_cpus=worker_cpus,
-                    worker_gpus=worker_gpus,
-                    batch_size=batch_size,
-                    skip_invalid=skip_invalid,
-                    tags=tags,
-                    retries={"max_restarts": max_restarts, "max_task_retries": max_task_retries},
-                    bar=tqdm,
-                )
-            finally:
-                ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
-                if started:
-                    ray.shutdown()
-    seconds = time.perf_counter() - start
+        labelling = Labelling(model_id, output_format, tags, skip_invalid)
+        run_docs, seconds = run_on_ray(ray, address, todo, out_dir, stats, labelling, pool)
+    _end_of_run(stats, run_docs, seconds, out_dir, output_format, echo)
+    return stats
+
+
+def _import_ray() -> Any:
+    """The ``ray`` module; E328 where the ``spacy-lisa[ray]`` extra is missing."""
+    try:
+        import ray
+    except ImportError:
+        raise RayAnnotateError(Errors.E328) from None
+    return ray
+
+
+def _check_options(output_format: str, pool: ActorPool) -> None:
+    """E329 (an output format shards cannot take), E330 (an empty or negative pool)."""
+    if output_format not in OUTPUT_FORMATS:
+        raise RayAnnotateError(
+            Errors.E329.format(formats=" or ".join(OUTPUT_FORMATS), format=output_format)
+        )
+    if pool.workers < 1 or pool.cpus < 0 or pool.gpus < 0:
+        raise RayAnnotateError(
+            Errors.E330.format(workers=pool.workers, cpus=pool.cpus, gpus=pool.gpus)
+        )
+
+
+def _end_of_run(
+    stats: Dict[str, Any],
+    run_docs: int,
+    seconds: float,
+    out_dir: Path,
+    output_format: str,
+    echo: Optional[Callable[[str], None]],
+) -> None:
+    """Add this run's time and speed to ``stats``, and give ``echo`` the summary."""
     stats["seconds"] = seconds
     stats["docs_per_second"] = run_docs / seconds if seconds > 0 and run_docs else 0.0
     say = echo or (lambda message: None)
@@ -164,7 +155,6 @@ def annotate_ray(
     )
     for line in skip_report(stats["skipped"], stats["problems"]):
         say(line)
-    return stats
 
 
 def _counts_done_before(shards: List[Shard], done: Dict[int, Dict[str, Any]]) -> Dict[str, Any]:

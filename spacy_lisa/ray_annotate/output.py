@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, NoReturn, Optional,
 
 from ..errors import Errors
 from ..inputs import SKIP_REASONS
-from .inputs import DocLines, RayAnnotateError, Shard
+from .shards import DocLines, RayAnnotateError, Shard
 
 if TYPE_CHECKING:
     import pyarrow as pa

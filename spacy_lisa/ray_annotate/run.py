@@ -7,16 +7,19 @@ import inspect
 import json
 import logging
 import sys
+import time
 import warnings
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
+
+from tqdm import tqdm
 
 from ..errors import Errors
 from ..inputs import INVALID_REASONS, KEPT_PROBLEMS, SKIP_INVALID_HINT, TOO_LONG, InputProblem
 from .actors import Annotator
-from .inputs import RayAnnotateError, Shard, scan_shard, shard_docs
 from .output import ShardWriter
+from .shards import RayAnnotateError, Shard, scan_shard, shard_docs
 
 
 def connect(address: Optional[str]) -> bool:
@@ -104,114 +107,215 @@ def _check_retries(ray: Any, retries: Dict[str, int]) -> None:
         raise RayAnnotateError(Errors.E327.format(version=ray.__version__))
 
 
+@dataclass(frozen=True)
+class ActorPool:
+    """The actors that label a run's documents: ``workers`` of them, each asking Ray for
+    ``cpus`` CPUs and ``gpus`` GPUs and labelling batches of ``batch_size`` documents
+    (``None``: the pipeline's own). Ray restarts an actor whose process dies at most
+    ``max_restarts`` times, and retries a failed batch at most ``max_task_retries``
+    times."""
+
+    workers: int
+    cpus: float
+    gpus: float
+    batch_size: Optional[int]
+    max_restarts: int
+    max_task_retries: int
+
+    @property
+    def retries(self) -> Dict[str, int]:
+        """The limits as ``map_batches`` takes them (and E326, E348 name them)."""
+        return {"max_restarts": self.max_restarts, "max_task_retries": self.max_task_retries}
+
+
+@dataclass(frozen=True)
+class Labelling:
+    """What a run's shards are made with: the pipeline (``model``: its ``name``, a path
+    resolved, and its ``fingerprint``), the ``output_format``, each frame's BIO ``tags``
+    in the records or not; ``skip_invalid``: invalid lines are counted, else they stop
+    the run."""
+
+    model: Dict[str, str]
+    output_format: str
+    tags: bool
+    skip_invalid: bool
+
+    @property
+    def marker(self) -> Dict[str, Any]:
+        """What every shard's marker records besides its source and counts."""
+        return {"model": self.model, "output_format": self.output_format}
+
+
+def run_on_ray(
+    ray: Any,
+    address: Optional[str],
+    todo: List[Shard],
+    out_dir: Path,
+    stats: Dict[str, Any],
+    labelling: Labelling,
+    pool: ActorPool,
+) -> Tuple[int, float]:
+    """Connect to Ray (see :func:`connect`; shut down after, if this call started it),
+    check the cluster has the actors' GPUs and :func:`run_shards`; returns the documents
+    labelled and the seconds it took (nothing to do: ``(0, 0.0)``, Ray left alone)."""
+    if not todo:
+        return 0, 0.0
+    start = time.perf_counter()
+    started = connect(address)
+    check_cluster_gpus(ray, pool.workers, pool.gpus)
+    ctx = ray.data.DataContext.get_current()
+    saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
+    ctx.execution_options.preserve_order = True  # records come back in input order
+    ctx.enable_progress_bars = False  # one bar, ours, counting documents
+    try:
+        run_docs = run_shards(ray, todo, out_dir, stats, labelling, pool)
+    finally:
+        ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
+        if started:
+            ray.shutdown()
+    return run_docs, time.perf_counter() - start
+
+
 def run_shards(
     ray: Any,
     todo: List[Shard],
     out_dir: Path,
     stats: Dict[str, Any],
-    *,
-    model: str,
-    marker: Dict[str, Any],
-    output_format: str,
-    workers: int,
-    worker_cpus: float,
-    worker_gpus: float,
-    batch_size: Optional[int],
-    skip_invalid: bool,
-    retries: Dict[str, int],
-    bar: Any,
-    tags: bool = False,
+    labelling: Labelling,
+    pool: ActorPool,
 ) -> int:
-    """Validate, label and write the shards of ``todo``, each marked with ``marker``
-    (what every shard of the run shares: the model, the output format); returns the
-    documents done and adds to ``stats`` (``problems``: the first invalid lines skipped,
-    as :class:`spacy_lisa.inputs.InputProblem`). ``retries``: ``max_restarts`` and
-    ``max_task_retries``; ``tags``: each frame's BIO tags in the records."""
-    _check_retries(ray, retries)
+    """Validate, label and write the shards of ``todo``; returns the documents done and
+    adds to ``stats`` (``problems``: the first invalid lines skipped, as
+    :class:`spacy_lisa.inputs.InputProblem`)."""
+    _check_retries(ray, pool.retries)
     rows = [asdict(s) for s in todo]
-    by_index = {s.index: s for s in todo}
-    scans = _scan(ray, rows, by_index, skip_invalid)
+    scans = _scan(ray, rows, {s.index: s for s in todo}, labelling.skip_invalid)
     problems: List[InputProblem] = stats.setdefault("problems", [])
     problems.extend(p for i in sorted(scans) for p in scans[i]["problems"])
     del problems[KEPT_PROBLEMS:]  # all are counted; the first few are shown
+    labelled = _labelled(ray, rows, todo, labelling, pool)
+    in_order = _ShardsInOrder(todo, out_dir, scans, stats, labelling)
+    total = sum(s["docs"] for s in scans.values())
+    columns = ("shard", "line", "records", "frames", "problem")
+    with tqdm(total=total, unit="doc", delay=1.0, mininterval=0.5, file=sys.stderr) as bar:
+        try:
+            for batch in labelled.iter_batches(batch_size=None, batch_format="numpy"):
+                for shard, line, records, frames, problem in zip(
+                    *(batch[c] for c in columns), strict=True
+                ):
+                    in_order.add(int(shard), int(line), str(records), int(frames), str(problem))
+                    bar.update(1)
+            in_order.finish()
+        except BaseException as err:
+            in_order.abort()
+            if isinstance(err, Exception) and not isinstance(err, RayAnnotateError):
+                raise _stopped(err, in_order.unfinished(), pool.retries) from err
+            raise
+    return in_order.run_docs
+
+
+def _labelled(
+    ray: Any, rows: List[Dict[str, Any]], todo: List[Shard], labelling: Labelling, pool: ActorPool
+) -> Any:
+    """The Ray Data pipeline of the labelling: the documents of each shard, read in tasks,
+    labelled by the pool of :class:`Annotator` actors; one row per document."""
     docs = ray.data.from_items(rows, override_num_blocks=len(rows)).flat_map(shard_docs, num_cpus=0)
     with warnings.catch_warnings():
         # Ray 2.5x-2.6x deprecates these extra keyword arguments, but has no other way
-        # yet to pass the actors' max_restarts and max_task_retries (checked above)
+        # yet to pass the actors' max_restarts and max_task_retries (checked before)
         warnings.filterwarnings(
             "ignore", message=".*ray_remote_args.*", category=DeprecationWarning
         )
-        ds = docs.map_batches(
+        return docs.map_batches(
             Annotator,
             fn_constructor_kwargs={
-                "model": model,
-                "use_gpu": worker_gpus > 0,
-                "batch_size": batch_size,
-                "threads": int(worker_cpus) or 1,
-                "tags": tags,
+                "model": labelling.model["name"],
+                "use_gpu": pool.gpus > 0,
+                "batch_size": pool.batch_size,
+                "threads": int(pool.cpus) or 1,
+                "tags": labelling.tags,
                 "paths": {s.index: s.path for s in todo},
             },
-            batch_size=batch_size or 64,
-            compute=ray.data.ActorPoolStrategy(size=workers),
-            num_cpus=worker_cpus,
-            num_gpus=worker_gpus or None,
+            batch_size=pool.batch_size or 64,
+            compute=ray.data.ActorPoolStrategy(size=pool.workers),
+            num_cpus=pool.cpus,
+            num_gpus=pool.gpus or None,
             batch_format="numpy",
-            **retries,
+            **pool.retries,
         )
-    pending = [s.index for s in todo]  # shard indices still to write, in order
-    writer: Optional[ShardWriter] = None
-    run_docs = 0
 
-    def finish(index: int, w: Optional[ShardWriter]) -> None:
-        nonlocal run_docs
-        w = w or ShardWriter(out_dir, by_index[index], output_format, scans[index], tags=tags)
+
+class _ShardsInOrder:
+    """The labelled documents, which come in input order, written shard by shard: a
+    shard is complete once a document of a later one comes (or the run ends); it is
+    then closed with its marker and counted into the run's ``stats``."""
+
+    def __init__(
+        self,
+        todo: List[Shard],
+        out_dir: Path,
+        scans: Dict[int, Dict[str, Any]],
+        stats: Dict[str, Any],
+        labelling: Labelling,
+    ) -> None:
+        self.by_index = {s.index: s for s in todo}
+        self.pending = [s.index for s in todo]  # shard indices still to write, in order
+        self.out_dir = out_dir
+        self.scans = scans
+        self.stats = stats
+        self.labelling = labelling
+        self.writer: Optional[ShardWriter] = None
+        self.run_docs = 0
+
+    def add(self, shard: int, line: int, records: str, frames: int, problem: str) -> None:
+        """One labelled document (``problem``: E351 for one too long to label)."""
+        while self.pending[0] != shard:  # earlier shards are complete (in order)
+            self._finish_first()
+        if self.writer is None:
+            self.writer = self._open(shard)
+        if problem:
+            _stop_on_too_long(problem, self.labelling.skip_invalid)
+            self.writer.skip(line, TOO_LONG)
+            problems = self.stats["problems"]
+            if len(problems) < KEPT_PROBLEMS:
+                problems.append(InputProblem(line, problem, TOO_LONG))
+        else:
+            self.writer.write(line, records, frames)
+
+    def finish(self) -> None:
+        """The run has labelled every document: the shards left are complete."""
+        while self.pending:
+            self._finish_first()
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.abort()
+
+    def unfinished(self) -> List[Shard]:
+        """The shards not written, first the one being written."""
+        return [self.by_index[i] for i in self.pending]
+
+    def _open(self, index: int) -> ShardWriter:
+        labelling = self.labelling
+        shard, scan = self.by_index[index], self.scans[index]
+        return ShardWriter(self.out_dir, shard, labelling.output_format, scan, tags=labelling.tags)
+
+    def _finish_first(self) -> None:
+        index = self.pending[0]
+        w = self.writer or self._open(index)
         # the validation pass's skips, and the documents the actors skipped
-        skipped = {r: n + w.skipped.get(r, 0) for r, n in scans[index]["skipped"].items()}
-        w.close({**marker, "skipped": skipped})
+        skipped = {r: n + w.skipped.get(r, 0) for r, n in self.scans[index]["skipped"].items()}
+        w.close({**self.labelling.marker, "skipped": skipped})
+        stats = self.stats
         stats["docs"] += w.docs
         stats["records"] += w.records
         stats["frames"] += w.frames
         for reason, n in skipped.items():
             stats["skipped"][reason] += n
         stats["shards_written"] += 1
-        run_docs += w.docs
-
-    total = sum(s["docs"] for s in scans.values())
-    with bar(total=total, unit="doc", delay=1.0, mininterval=0.5, file=sys.stderr) as progress:
-        try:
-            for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
-                columns = ("shard", "line", "records", "frames", "problem")
-                for shard, line, records, frames, problem in zip(
-                    *(batch[c] for c in columns), strict=True
-                ):
-                    shard = int(shard)
-                    while pending[0] != shard:  # earlier shards are complete (in order)
-                        finish(pending[0], writer)
-                        pending.pop(0)
-                        writer = None
-                    if writer is None:
-                        writer = ShardWriter(
-                            out_dir, by_index[shard], output_format, scans[shard], tags=tags
-                        )
-                    if problem:
-                        _stop_on_too_long(str(problem), skip_invalid)
-                        writer.skip(int(line), TOO_LONG)
-                        if len(problems) < KEPT_PROBLEMS:
-                            problems.append(InputProblem(int(line), str(problem), TOO_LONG))
-                    else:
-                        writer.write(int(line), str(records), int(frames))
-                    progress.update(1)
-            while pending:
-                finish(pending[0], writer)
-                pending.pop(0)
-                writer = None
-        except BaseException as err:
-            if writer is not None:
-                writer.abort()
-            if isinstance(err, Exception) and not isinstance(err, RayAnnotateError):
-                raise _stopped(err, [by_index[i] for i in pending], retries) from err
-            raise
-    return run_docs
+        self.run_docs += w.docs
+        self.pending.pop(0)
+        self.writer = None
 
 
 def _stopped(err: Exception, unfinished: List[Shard], retries: Dict[str, int]) -> RayAnnotateError:

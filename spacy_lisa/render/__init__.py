@@ -19,7 +19,7 @@ escaped (Jinja2 autoescape). Stable attributes for tests and scripts: ``data-doc
 ``data-start``/``data-end`` (doc token offsets), ``data-parse-source``, ``data-head``
 and ``data-weight``.
 
-Modules: :mod:`.api` (``render()``), :mod:`.inputs` (what is read from a Doc, checked),
+Modules: :mod:`.api` (``render()``), :mod:`.doc_parts` (what is read from a Doc, checked),
 :mod:`.layout` (column and arc geometry), :mod:`.colors` (role palette, heatmap scale),
 :mod:`.view` (Docs to template values), :mod:`.templates` (the Jinja2 environment and
 CSS); the templates and ``style.css`` are package data.

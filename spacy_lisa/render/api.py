@@ -7,7 +7,7 @@ from typing import Iterable, Mapping, Optional, Union
 from spacy.tokens import Doc
 
 from .colors import Palette
-from .inputs import as_docs
+from .doc_parts import as_docs
 from .templates import render_template
 from .view import figure, legend
 

@@ -12,7 +12,7 @@ from spacy.tokens import Doc, Span
 from ..formats import IndexedFrame, frames_by_sentence
 from ..frames import SRLFrame, has_srl_annotation
 from .colors import Palette, heatmap_color, heatmap_peak, label_order, role_classes
-from .inputs import DocParse, LabelAttention, label_attention, parse_to_draw
+from .doc_parts import DocParse, LabelAttention, label_attention, parse_to_draw
 from .layout import ArcLayout, column_widths, grid_columns, head_width, layout_arcs, shown
 
 NO_PARSE_NOTE = "No dependency arcs: the doc has no doc._.srl_parse and no parse of its own."

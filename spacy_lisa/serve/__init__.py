@@ -2,7 +2,7 @@
 ``spacy-lisa[serve]`` extra: FastAPI, uvicorn, prometheus_client).
 
 Modules: :mod:`.settings` (limits and batching options), :mod:`.batcher` (requests
-gathered into ``nlp.pipe`` batches on a worker thread), :mod:`.model` (what a request
+gathered into ``nlp.pipe`` batches on a worker thread), :mod:`.tasks` (what a request
 asks of its documents: predict's records or the render view), :mod:`.model_process`
 (the pipeline in a child process), :mod:`.service` (the pipeline behind the batcher),
 :mod:`.schemas` and :mod:`.validation` (the API's JSON and its

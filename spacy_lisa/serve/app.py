@@ -57,6 +57,18 @@ ERRORS: Dict[int | str, Dict[str, Any]] = {
         "replaced under the request (E426): retry after Retry-After",
     },
 }
+# POST /v1/annotate answers JSON records, or CoNLL-2005 columns as text
+ANNOTATE_RESPONSES: Dict[int | str, Dict[str, Any]] = {
+    **ERRORS,
+    200: {
+        "description": "One record per sentence (format=jsonl; format=allennlp gives "
+        "AllenNLP records, format=conll2005 text/plain columns)",
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/AnnotateResponse"}},
+            "text/plain": {"schema": {"type": "string"}},
+        },
+    },
+}
 
 
 def error_response(err: RequestError) -> JSONResponse:
@@ -84,24 +96,22 @@ def create_app(service: SRLService) -> FastAPI:
         redoc_url=None,
     )
     app.state.service = service
+    _add_labelling_routes(app, service)
+    _add_page_route(app, service)
+    _add_watch_routes(app, service)
+    _install_error_handlers(app)
+    app.add_middleware(ServeMiddleware, service=service)
+    return app
+
+
+def _add_labelling_routes(app: FastAPI, service: SRLService) -> None:
+    """``POST /v1/annotate`` (predict's records) and ``POST /v1/render`` (the view)."""
 
     @app.post(
         "/v1/annotate",
         summary="Label texts: predict's records",
         response_model=AnnotateResponse,
-        responses={
-            **ERRORS,
-            200: {
-                "description": "One record per sentence (format=jsonl; format=allennlp gives "
-                "AllenNLP records, format=conll2005 text/plain columns)",
-                "content": {
-                    "application/json": {
-                        "schema": {"$ref": "#/components/schemas/AnnotateResponse"}
-                    },
-                    "text/plain": {"schema": {"type": "string"}},
-                },
-            },
-        },
+        responses=ANNOTATE_RESPONSES,
     )
     async def annotate(
         body: AnnotateRequest,
@@ -128,6 +138,10 @@ def create_app(service: SRLService) -> FastAPI:
         html = await through_batcher(documents, service.render_html(documents.texts))
         return HTMLResponse(html)
 
+
+def _add_page_route(app: FastAPI, service: SRLService) -> None:
+    """``GET /``: the demo page, with the view of ``?text=`` when given."""
+
     @app.get("/", response_class=HTMLResponse, summary="The demo page")
     async def page(text: Optional[str] = None) -> HTMLResponse:
         fragment = error = None
@@ -148,6 +162,10 @@ def create_app(service: SRLService) -> FastAPI:
         )
         return HTMLResponse(html, headers=headers)
 
+
+def _add_watch_routes(app: FastAPI, service: SRLService) -> None:
+    """``GET /health`` and ``GET /metrics`` (Prometheus)."""
+
     @app.get(
         "/health",
         summary="The model served, its labels and the queue",
@@ -166,10 +184,6 @@ def create_app(service: SRLService) -> FastAPI:
         m.model_restarts.set(service.model_process.restarts if service.model_process else 0)
         body, content_type = m.exposition(request.headers.get("accept"))
         return Response(body, headers={"Content-Type": content_type})
-
-    _install_error_handlers(app)
-    app.add_middleware(ServeMiddleware, service=service)
-    return app
 
 
 async def through_batcher(documents: Documents, work: Awaitable[T]) -> T:

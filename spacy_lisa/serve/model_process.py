@@ -31,7 +31,7 @@ from typing import Any, List, Optional, Tuple
 
 from ..errors import Errors
 from .batcher import BatchFailed, JobSpec, run_jobs
-from .model import DocCounts, ModelInfo, apply_model_settings, pipe_texts
+from .tasks import DocCounts, ModelInfo, apply_model_settings, pipe_texts
 
 logger = logging.getLogger("spacy_lisa.serve")
 

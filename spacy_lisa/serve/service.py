@@ -24,7 +24,9 @@ from ..formats import OutputFormat
 from ..loading import load_pipeline
 from .batcher import BatchInfo, MicroBatcher
 from .metrics import ServeMetrics
-from .model import (
+from .model_process import ModelProcess
+from .settings import ServeSettings
+from .tasks import (
     Annotated,
     DocCounts,
     ModelInfo,
@@ -33,8 +35,6 @@ from .model import (
     apply_model_settings,
     pipe_texts,
 )
-from .model_process import ModelProcess
-from .settings import ServeSettings
 
 
 class SRLService:

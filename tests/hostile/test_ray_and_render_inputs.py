@@ -45,7 +45,7 @@ def read_jsonl(path: Path) -> List[Dict[str, Any]]:
 def test_ray_counts_utf16_and_utf32_lines_as_predict_does(
     tmp_path: Path, encoding: str, bom: bytes
 ) -> None:
-    from spacy_lisa.ray_annotate.inputs import plan_shards, scan_shard
+    from spacy_lisa.ray_annotate.shards import plan_shards, scan_shard
 
     path = tmp_path / "wide.txt"
     path.write_bytes(bom + "John sold a car.\nMary bought it.\nTom left.\n".encode(encoding))
@@ -66,7 +66,7 @@ def test_ray_counts_utf16_and_utf32_lines_as_predict_does(
 def test_ray_reads_every_shard_as_predict_reads_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from spacy_lisa.ray_annotate.inputs import iter_shard, plan_shards, scan_shard
+    from spacy_lisa.ray_annotate.shards import iter_shard, plan_shards, scan_shard
 
     # a low limit, so that a line over it is small enough for a test
     monkeypatch.setattr(input_source, "MAX_LINE_BYTES", 100)
@@ -101,8 +101,8 @@ def test_parquet_row_message_leaves_the_hint_to_the_refusal() -> None:
 
 def test_a_directory_written_with_other_tags_is_refused(tmp_path: Path) -> None:
     from spacy_lisa.ray_annotate import RayAnnotateError
-    from spacy_lisa.ray_annotate.inputs import plan_shards
     from spacy_lisa.ray_annotate.output import MANIFEST, prepare_output
+    from spacy_lisa.ray_annotate.shards import plan_shards
 
     source = tmp_path / "docs.txt"
     source.write_text(f"{GOOD}\n", encoding="utf8")
@@ -143,8 +143,8 @@ def test_actor_records_without_tags_unless_asked_and_too_long_not_labelled(
     from spacy_lisa.formats import doc_to_jsonl_records
     from spacy_lisa.loading import load_pipeline
     from spacy_lisa.ray_annotate.actors import Annotator
-    from spacy_lisa.ray_annotate.inputs import plan_shards, scan_shard
     from spacy_lisa.ray_annotate.output import ShardWriter
+    from spacy_lisa.ray_annotate.shards import plan_shards, scan_shard
 
     source = tmp_path / "docs.jsonl"
     objs = [{"text": GOOD}, {"text": LONG, "id": "long"}, {"text": TEXTS[0], "id": 7}]
