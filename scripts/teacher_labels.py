@@ -24,7 +24,7 @@ from spacy.training.batchers import minibatch_by_words
 
 from spacy_lisa.corpus.docbin import write_docbin
 from spacy_lisa.corpus.readers import SRLCorpus
-from spacy_lisa.inputs import UserError
+from spacy_lisa.errors import UserError
 from spacy_lisa.loading import load_pipeline, srl_component
 from spacy_lisa.pipeline.teacher import label_with_teacher
 

@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, TypeVar
 
 import numpy
 
-from .errors import Errors
-from .inputs import UserError
+from .errors import Errors, UserError
 
 if TYPE_CHECKING:
     import torch

@@ -1,6 +1,6 @@
 """Reading the ``.spacy`` files users pass to ``spacy-lisa evaluate`` and ``export``: a
 file that is empty, not a DocBin, or a DocBin without documents is a numbered
-:class:`~spacy_lisa.inputs.UserError` naming the file, not spaCy's E1014 under a zlib
+:class:`~spacy_lisa.input_docs.UserError` naming the file, not spaCy's E1014 under a zlib
 traceback or a later, misleading complaint about the docs."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from typing import List
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
-from .errors import Errors
-from .inputs import UserError
+from .errors import Errors, UserError
 
 # what spaCy's DocBin raises on bytes it cannot decode: zlib (E1014, a ValueError), msgpack
 # (ExtraData is a ValueError), or decoded data of the wrong shape

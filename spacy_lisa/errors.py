@@ -7,9 +7,15 @@ the look-up through spaCy's ``ErrorsWithCodes`` puts the code in front (``[E002]
 A new message takes the next free number of its section; numbers are never reused or
 renumbered (tests and users match on them). ``tests/test_errors.py`` checks that each code
 is raised somewhere, each meaning has one code, and no user error is a bare string.
+:class:`UserError` carries a message to the user (what the command line prints).
 """
 
 from spacy.errors import ErrorsWithCodes
+
+
+class UserError(Exception):
+    """A user-facing error: its message says what is wrong and what to do (the command
+    line prints it and exits with status 1)."""
 
 
 class Warnings(metaclass=ErrorsWithCodes):

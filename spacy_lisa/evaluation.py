@@ -55,9 +55,8 @@ if TYPE_CHECKING:
     from .pipeline.srl_component import LisaSRL
 
 from .docbins import read_docs
-from .errors import Errors, Warnings
+from .errors import Errors, UserError, Warnings
 from .frames import has_srl_annotation, predicate_starts, predicates_complete
-from .inputs import UserError
 from .loading import load_pipeline, srl_component
 from .models.types import PARSE_USED
 from .scoring.counts import OFFICIAL, STRICT
@@ -117,7 +116,7 @@ def evaluate(
 ) -> Dict[str, Any]:
     """Run the evaluation and return the scores (the dict written to ``output``);
     ``silent=False`` prints the tables of ``spacy-lisa evaluate``. A problem with the
-    input raises :class:`~spacy_lisa.inputs.UserError`.
+    input raises :class:`~spacy_lisa.input_docs.UserError`.
 
     ``parse=None``: the model's own parse on gold tokens; with ``raw``, the component's
     configured ``parse_source`` (what ``nlp(text)`` does for users). ``gold_predicates``:

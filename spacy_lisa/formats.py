@@ -17,7 +17,7 @@ from spacy.tokens import Doc, Span
 
 from .decoding.bio import spans_to_bio
 from .frames import SRLFrame, doc_sentences
-from .inputs import InputDoc, output_keys
+from .input_docs import InputDoc, output_keys
 
 Record = Dict[str, Any]
 # (index of the frame in doc._.srl_frames, the frame)
@@ -201,7 +201,7 @@ class OutputFormat(StrEnum):
 
 
 # each format's text for one labelled Doc and the input it came from (JSON lines carry
-# its line number and id, see :func:`spacy_lisa.inputs.output_keys`)
+# its line number and id, see :func:`spacy_lisa.input_docs.output_keys`)
 FORMATTERS: Dict[OutputFormat, Callable[[Doc, InputDoc], str]] = {
     OutputFormat.jsonl: lambda doc, source: jsonl_text(
         doc_to_jsonl_records(doc, extra=output_keys(source.line, source.id))

@@ -3,7 +3,7 @@ endings and a UTF-8 byte order mark on line 1 removed, a line longer than
 :data:`MAX_LINE_BYTES` skipped unread, an input that starts with a UTF-16 or UTF-32 byte
 order mark counted in its own lines (none of them text), and stdin or a pipe (a FIFO,
 ``<(...)``) copied to a temporary file once so it can be read again. What a line means
-(a document, a skip, a problem) is :mod:`spacy_lisa.inputs`' concern.
+(a document, a skip, a problem) is :mod:`spacy_lisa.input_docs`' concern.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator, Optional, Union
 
-from .errors import Errors
+from .errors import Errors, UserError
 
 STDIN = "-"
 BOM = b"\xef\xbb\xbf"
@@ -38,11 +38,6 @@ WIDE_BOMS = (
     (codecs.BOM_UTF16_LE, "UTF-16LE"),
     (codecs.BOM_UTF16_BE, "UTF-16BE"),
 )
-
-
-class UserError(Exception):
-    """A user-facing error: its message says what is wrong and what to do (the command
-    line prints it and exits with status 1)."""
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,7 @@ import spacy
 from spacy.language import Language
 
 from .device import select_device
-from .errors import Errors
-from .inputs import UserError
+from .errors import Errors, UserError
 
 if TYPE_CHECKING:
     from .pipeline.srl_component import LisaSRL

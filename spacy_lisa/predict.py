@@ -18,16 +18,15 @@ from spacy.tokens import Doc
 from tqdm import tqdm
 
 from .device import select_device
-from .errors import Errors
+from .errors import Errors, UserError
 from .formats import OutputFormat, formatter_for
 from .frames import doc_sentences
-from .inputs import (
+from .input_docs import (
     STDIN,
     InputDoc,
     InputFormat,
     InputSource,
     InputSummary,
-    UserError,
     iter_docs,
     scan_input,
     skip_report,
@@ -141,7 +140,7 @@ def predict(
     tags: bool = True,
     echo: Optional[Callable[[str], None]] = None,
 ) -> Dict[str, Any]:
-    """Label the documents of ``input_path`` (see :mod:`spacy_lisa.inputs`) and write
+    """Label the documents of ``input_path`` (see :mod:`spacy_lisa.input_docs`) and write
     one record per sentence to ``output`` (stdout when ``None``); returns the run's
     counts (``docs``, ``sentences``, ``frames``, ``skipped`` lines by reason) and
     timing, and gives ``echo`` the end-of-run summary lines. The device is checked

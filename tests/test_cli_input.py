@@ -1,4 +1,4 @@
-"""Input reading (:mod:`spacy_lisa.inputs`) and output writing of ``spacy-lisa
+"""Input reading (:mod:`spacy_lisa.input_docs`) and output writing of ``spacy-lisa
 predict``/``render`` (no model)."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from spacy_lisa.inputs import (
+from spacy_lisa.errors import UserError
+from spacy_lisa.input_docs import (
     InputDoc,
     InputFormat,
     InputProblem,
     InputSkip,
     InputSource,
-    UserError,
     detect_format,
     input_error,
     iter_docs,

@@ -1,6 +1,6 @@
 """Messages and user-facing errors of the commands: messages on stderr (stdout carries
 the output), the exit on an error. Writing the output is
-:func:`spacy_lisa.predict.open_output`, reading the inputs :mod:`spacy_lisa.inputs`,
+:func:`spacy_lisa.predict.open_output`, reading the inputs :mod:`spacy_lisa.input_docs`,
 loading the pipeline :mod:`spacy_lisa.loading` (none of them needs typer). Before any
 work, :func:`check_output_paths` and :func:`check_writable` refuse outputs that would
 write over an input or another output, or that cannot be written."""
@@ -15,8 +15,7 @@ from typing import NoReturn, Optional, Sequence, Tuple
 import typer
 from spacy.util import get_package_path, is_package
 
-from ..errors import Errors
-from ..inputs import UserError
+from ..errors import Errors, UserError
 
 
 def stderr(message: str) -> None:
@@ -50,7 +49,7 @@ def check_output_paths(
     """Refuse outputs (``(option, path)``; ``None``: not given) that would write over
     an input or another output: E037 (the same file as an input, links and relative
     paths resolved), E038 (inside an input pipeline), E039 (two outputs one file), each
-    a :class:`~spacy_lisa.inputs.UserError`."""
+    a :class:`~spacy_lisa.input_docs.UserError`."""
     given = [(option, path) for option, path in outputs if path is not None]
     for i, (option, path) in enumerate(given):
         for other_option, other in given[:i]:
@@ -88,7 +87,7 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def check_writable(option: str, path: Path, *, folder: bool = False) -> None:
-    """E318 (a :class:`~spacy_lisa.inputs.UserError`) where the output ``path`` (a file,
+    """E318 (a :class:`~spacy_lisa.input_docs.UserError`) where the output ``path`` (a file,
     or with ``folder`` a folder to write into) cannot be written: a file where a folder
     must be, a folder where the file must be, no permission. Checked before the work,
     so that the work is not lost at its end."""

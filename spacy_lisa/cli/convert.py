@@ -38,8 +38,7 @@ from ..corpus.propbank_frames_split import (
 from ..corpus.records import SentenceRecord
 from ..corpus.stats import MAX_SKIPS_SHOWN, CorpusStats
 from ..corpus.universal_propbank import ArgumentSpans, read_universal_propbank
-from ..errors import Errors
-from ..inputs import UserError
+from ..errors import Errors, UserError
 from ._app import convert_app
 from ._io import Input, check_output_paths, check_writable, fail
 

@@ -10,7 +10,7 @@ import typer
 from wasabi import msg
 
 from ..ensemble.join import join_pipelines
-from ..inputs import UserError
+from ..errors import UserError
 from ._app import app
 from ._io import Input, check_output_paths, check_writable, fail, pipeline_dir
 

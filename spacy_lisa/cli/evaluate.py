@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..errors import UserError
 from ..evaluation import ConventionChoice, ParseChoice, evaluate
-from ..inputs import UserError
 from ..scoring.props import CONLL_FILES
 from ._app import app
 from ._io import Input, check_output_paths, check_writable, fail, pipeline_dir

@@ -12,9 +12,8 @@ from wasabi import msg
 
 from ..corpus.conll2005 import write_conll2005
 from ..docbins import read_docs
-from ..errors import Errors
+from ..errors import Errors, UserError
 from ..frames import doc_sentences, has_srl_annotation
-from ..inputs import UserError
 from ._app import app
 from ._io import Input, check_output_paths, check_writable, fail
 

@@ -11,9 +11,9 @@ from typing import Annotated, Optional
 import typer
 
 from ..device import GPU_INSTALL, gpu_problem, gpu_support
-from ..errors import Errors
+from ..errors import Errors, UserError
 from ..formats import OutputFormat
-from ..inputs import STDIN, InputFormat, UserError
+from ..input_docs import STDIN, InputFormat
 from ..predict import predict
 from ._app import Engine, app
 from ._io import Input, check_output_paths, fail, pipeline_dir, stderr

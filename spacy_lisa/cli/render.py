@@ -10,8 +10,8 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..device import select_device
-from ..errors import Errors
-from ..inputs import InputFormat, InputSource, UserError, iter_docs, skip_report
+from ..errors import Errors, UserError
+from ..input_docs import InputFormat, InputSource, iter_docs, skip_report
 from ..loading import load_pipeline
 from ..predict import load_and_scan, open_output, output_name
 from ..render import render

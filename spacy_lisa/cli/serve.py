@@ -8,8 +8,7 @@ from typing import Annotated, Iterator, List, Optional, Type
 
 import typer
 
-from ..errors import Errors
-from ..inputs import UserError
+from ..errors import Errors, UserError
 from ..serve.settings import ServeSettings
 from ._app import Engine, app
 from ._io import fail, stderr

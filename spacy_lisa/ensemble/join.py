@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, Sequence, cast
 
 from spacy.language import Language
 
-from ..errors import Errors
-from ..inputs import UserError
+from ..errors import Errors, UserError
 from ..loading import SRL_FACTORY, load_model, srl_component
 
 if TYPE_CHECKING:

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from ..errors import Errors
-from ..inputs import SKIP_REASONS, skip_report
+from ..input_docs import SKIP_REASONS, skip_report
 from ..loading import pipeline_fingerprint
 from .output import OUTPUT_FORMATS, make_output_dir, output_lock, prepare_output
 from .run import ActorPool, Labelling, run_on_ray
@@ -92,7 +92,7 @@ def annotate_ray(
     bad_object, bad_id, too_long), ``shards``, ``shards_written``,
     ``shards_done_before``, ``seconds`` and ``docs_per_second`` (this run's documents
     only), ``problems`` (the first invalid lines this run skipped, each an
-    :class:`~spacy_lisa.inputs.InputProblem` with its line and message); all
+    :class:`~spacy_lisa.input_docs.InputProblem` with its line and message); all
     but the last four cover the shards done by earlier runs too.
     """
     ray = _import_ray()

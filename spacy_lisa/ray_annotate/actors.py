@@ -40,7 +40,7 @@ class Annotator:
 
     def __call__(self, batch: Dict[str, Any]) -> Dict[str, Any]:
         from ..formats import doc_to_jsonl_records, jsonl_text
-        from ..inputs import output_keys
+        from ..input_docs import output_keys
 
         texts = [str(t) for t in batch["text"]]
         problems = [
@@ -82,7 +82,7 @@ class Annotator:
     def _too_long(self, text: str, shard: int, line: int) -> str:
         """E351 for a text longer than the pipeline takes, else ``""``."""
         from ..errors import Errors
-        from ..inputs import excerpt
+        from ..input_docs import excerpt
 
         max_length = int(self.nlp.max_length)
         if len(text) <= max_length:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, NoReturn, Optional, Set, Tuple
 
 from ..errors import Errors
-from ..inputs import SKIP_REASONS
+from ..input_docs import SKIP_REASONS
 from .shards import DocLines, RayAnnotateError, Shard
 
 if TYPE_CHECKING:

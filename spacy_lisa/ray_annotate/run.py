@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from tqdm import tqdm
 
 from ..errors import Errors
-from ..inputs import INVALID_REASONS, KEPT_PROBLEMS, SKIP_INVALID_HINT, TOO_LONG, InputProblem
+from ..input_docs import INVALID_REASONS, KEPT_PROBLEMS, SKIP_INVALID_HINT, TOO_LONG, InputProblem
 from .actors import Annotator
 from .output import ShardWriter
 from .shards import RayAnnotateError, Shard, scan_shard, shard_docs
@@ -186,7 +186,7 @@ def run_shards(
 ) -> int:
     """Validate, label and write the shards of ``todo``; returns the documents done and
     adds to ``stats`` (``problems``: the first invalid lines skipped, as
-    :class:`spacy_lisa.inputs.InputProblem`)."""
+    :class:`spacy_lisa.input_docs.InputProblem`)."""
     _check_retries(ray, pool.retries)
     rows = [asdict(s) for s in todo]
     scans = _scan(ray, rows, {s.index: s for s in todo}, labelling.skip_invalid)

@@ -1,7 +1,7 @@
 """The inputs of a Ray run: finding the input files (a file, a directory, a glob),
 cutting them into shards, each with a fingerprint of what it holds, and reading and
 validating their lines (Parquet: rows) with the reader and parsers of
-:mod:`spacy_lisa.inputs`, those of ``spacy-lisa predict``: lines are counted as
+:mod:`spacy_lisa.input_docs`, those of ``spacy-lisa predict``: lines are counted as
 ``predict`` counts them (a line over ``MAX_LINE_BYTES`` skipped unread, an input that
 starts with a UTF-16/UTF-32 byte order mark in its own lines, as one shard). The reading
 functions run in Ray tasks."""
@@ -17,8 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Union, cast
 
-from ..errors import Errors
-from ..inputs import (
+from ..errors import Errors, UserError
+from ..input_docs import (
     SKIP_REASONS,
     InputDoc,
     InputFormat,
@@ -27,7 +27,6 @@ from ..inputs import (
     InputSource,
     RawLine,
     UnreadLine,
-    UserError,
     detect_format,
     parse_line,
     parse_row,
@@ -178,7 +177,7 @@ def file_format(path: Path, requested: str) -> str:
 
 def _plan_lines(path: Path, fmt: str, rel: str, shard_lines: int) -> List[Shard]:
     """Shards of ``shard_lines`` lines, with the byte offset each starts at and the hash
-    of its bytes. Lines end at ``\\n`` as :func:`spacy_lisa.inputs.read_lines` reads
+    of its bytes. Lines end at ``\\n`` as :func:`spacy_lisa.input_docs.read_lines` reads
     them, a chunk at a time; an input in UTF-16 or UTF-32 is one shard (see
     :func:`_plan_wide`)."""
     with open(path, "rb") as f:
@@ -279,7 +278,7 @@ def plan_shards(
 # ------------------------------------------------------------------- reading --------
 class _FileFrom:
     """A binary file seen from byte ``start`` on, as a stream that begins there: what
-    :func:`spacy_lisa.inputs.read_lines` reads a shard through."""
+    :func:`spacy_lisa.input_docs.read_lines` reads a shard through."""
 
     def __init__(self, f: IO[bytes], start: int) -> None:
         self._f, self._start = f, start

@@ -11,8 +11,7 @@ import spacy
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from ..errors import Errors
-from ..inputs import UserError
+from ..errors import Errors, UserError
 
 
 def _sent_starts(gold: Doc) -> Optional[List[Union[bool, int, None]]]:
@@ -51,7 +50,7 @@ def with_parse(vocab: Vocab, gold: Doc, parsed: Doc, *, tags: bool = True) -> Do
 def parse_gold_words(path: str, gold_docs: Sequence[Doc], batch_size: int) -> List[Doc]:
     """Parse the gold words with another pipeline's parser (and tagger), in that
     pipeline's own vocab (its label strings live there). A pipeline without a parser
-    raises :class:`~spacy_lisa.inputs.UserError` (E255)."""
+    raises :class:`~spacy_lisa.input_docs.UserError` (E255)."""
     other = spacy.load(path)
     names = other.pipe_names
     wanted = [i for i, n in enumerate(names) if other.get_pipe_meta(n).factory == "parser"]

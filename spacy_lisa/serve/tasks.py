@@ -15,7 +15,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..formats import FORMATTERS, OutputFormat
-from ..inputs import InputDoc
+from ..input_docs import InputDoc
 from ..loading import srl_component
 from ..render import render
 

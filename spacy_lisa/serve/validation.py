@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import Errors
-from ..inputs import InputSkip, text_document, unpaired_surrogate
+from ..input_docs import InputSkip, text_document, unpaired_surrogate
 from .schemas import AnnotateRequest
 from .settings import ServeSettings
 

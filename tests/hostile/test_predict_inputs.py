@@ -1,4 +1,4 @@
-"""``spacy-lisa predict`` and its reader (:mod:`spacy_lisa.inputs`) on hostile input: a
+"""``spacy-lisa predict`` and its reader (:mod:`spacy_lisa.input_docs`) on hostile input: a
 line past the pipeline's ``nlp.max_length``, JSON nested past the parser's recursion, a
 long unpunctuated sentence, UTF-16/UTF-32 and NUL-laden input, pipes, ids JSON cannot
 hold. Every input is generated here; one bad line never costs the others, and every line
@@ -20,13 +20,13 @@ from typer.testing import CliRunner
 
 from spacy_lisa import input_source
 from spacy_lisa.cli import app
-from spacy_lisa.inputs import (
+from spacy_lisa.errors import UserError
+from spacy_lisa.input_docs import (
     InputDoc,
     InputFormat,
     InputProblem,
     InputSkip,
     InputSource,
-    UserError,
     iter_input,
     parse_line,
     scan_input,

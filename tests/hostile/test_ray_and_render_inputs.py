@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from spacy_lisa import input_source
 from spacy_lisa.cli import app
-from spacy_lisa.inputs import InputFormat, InputSource, iter_input, parse_row, scan_input
+from spacy_lisa.input_docs import InputFormat, InputSource, iter_input, parse_row, scan_input
 
 # past spaCy's default nlp.max_length of 1,000,000 characters (1,000,005)
 LONG = "word " * 200_001

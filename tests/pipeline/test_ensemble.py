@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
 from spacy_lisa.ensemble.join import join_pipelines
-from spacy_lisa.inputs import UserError
+from spacy_lisa.errors import UserError
 from spacy_lisa.loading import srl_component
 from spacy_lisa.models.types import LisaBatch
 from spacy_lisa.pipeline.labels import PREDICATE_SUFFIX

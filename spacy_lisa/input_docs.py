@@ -26,14 +26,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .errors import Errors
+from .errors import Errors, UserError
 from .input_source import (
     MAX_LINE_BYTES,
     STDIN,
     InputSource,
     RawLine,
     UnreadLine,
-    UserError,
     read_lines,
     strip_line,
     wide_encoding,
@@ -402,7 +401,6 @@ __all__ = [
     "InputSummary",
     "RawLine",
     "UnreadLine",
-    "UserError",
     "detect_format",
     "excerpt",
     "id_problem",
