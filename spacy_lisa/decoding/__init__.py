@@ -8,9 +8,10 @@
   (``estimate_transitions``).
 - :mod:`.frames`: role logits -> frames (``decode_frames``), one span per numbered
   argument (``unique_core_roles``).
-- :mod:`.tree`: head scores -> a single-rooted tree (``mst_decode``).
+- :mod:`.tree`: head scores -> a single-rooted tree (``mst_decode``), solved by
+  :mod:`.spanning_tree` (``maximum_spanning_tree``: Chu-Liu-Edmonds compiled by numba).
 - :mod:`.scores`: the score arrays the decoders read: brought to the host, checked,
   floored, log-normalised.
 
-Nothing is imported here: ``bio`` is read without numba or ``ufal`` loading.
+Nothing is imported here: ``bio`` is read without numba loading.
 """

@@ -1,5 +1,6 @@
 """From head scores to a tree (plain numpy, no spaCy): :func:`mst_decode`, the maximum
-spanning tree with exactly one root, through ``ufal.chu_liu_edmonds``.
+spanning tree with exactly one root, solved by :func:`.spanning_tree.maximum_spanning_tree`
+(Chu-Liu-Edmonds compiled by numba).
 
 Convention: ``head_scores[i, j]`` is the score of "the head of token ``i`` is token
 ``j``", ``j == i`` meaning ``i`` is the root.
@@ -10,10 +11,10 @@ from __future__ import annotations
 from typing import List
 
 import numpy as np
-from ufal.chu_liu_edmonds import chu_liu_edmonds
 
 from ..errors import Errors
 from .scores import floored, log_softmax
+from .spanning_tree import maximum_spanning_tree
 
 # Log-probabilities below this are clamped in mst_decode: the single-root penalty is
 # derived from the score range, and a bounded range keeps that penalty numerically exact.
@@ -42,13 +43,13 @@ def mst_decode(head_scores: np.ndarray) -> List[int]:
     # Single root: every arc from the artificial root pays a penalty larger than any
     # possible difference between two trees' other arcs, so the MST takes as few root
     # arcs as possible (one) and, among single-root trees, the best one. Exact, and one
-    # CLE call instead of one per candidate root.
+    # solver call instead of one per candidate root.
     penalty = n * (float(logp.max()) - float(logp.min())) + 1.0
     matrix = np.full((n + 1, n + 1), np.nan, dtype=np.float64)
     matrix[1:, 1:] = logp
     matrix[np.arange(1, n + 1), np.arange(1, n + 1)] = np.nan  # no self-loops
     matrix[1:, 0] = root - penalty
-    heads, _ = chu_liu_edmonds(np.ascontiguousarray(matrix))
+    heads = maximum_spanning_tree(matrix)
     # heads[k] for node k >= 1 is its head node, 0 = the artificial root (node k is
     # token k - 1); convert to window offsets with the root pointing to itself
     return [i if heads[i + 1] == 0 else int(heads[i + 1]) - 1 for i in range(n)]
