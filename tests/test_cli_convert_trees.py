@@ -11,9 +11,8 @@ from typing import Any, List
 import pytest
 import spacy
 import srsly
-from spacy.language import Language
+from parser_testing import train_tiny_parser
 from spacy.tokens import Doc, DocBin
-from spacy.training import Example
 from spacy.vocab import Vocab
 from typer.testing import CliRunner
 
@@ -24,15 +23,6 @@ ONTONOTES_TRAIN = (
     FIXTURES / "conll2012/train/data/english/annotations/nw/lisa/00/lisa_0001.v4_gold_conll"
 )
 NO_PARSER = FIXTURES / "saved_pipeline" / "pipeline"  # a sentencizer and lisa_srl
-
-# what the tiny parser learns from: "NAME VERB the NOUN ." (two per doc, so that it
-# learns to split sentences, as a real parser does)
-TRAIN = [
-    ("Ann sold the car .", [1, 1, 3, 1, 1]),
-    ("Bob found the key .", [1, 1, 3, 1, 1]),
-    ("Kim saw the shop .", [1, 1, 3, 1, 1]),
-]
-DEPS = ["nsubj", "ROOT", "det", "obj", "punct"]
 
 
 def _invoke(*args: Any) -> Any:
@@ -47,32 +37,11 @@ def _docs(path: Path) -> List[Doc]:
     return list(DocBin().from_disk(path).get_docs(Vocab()))
 
 
-def _train_parser(sentencizer: bool) -> Language:
-    nlp = spacy.blank("en")
-    if sentencizer:  # one that overwrites the preset sentence boundaries
-        nlp.add_pipe("sentencizer", config={"overwrite": True})
-    # min_action_freq=1: with the default (30) every label of a few sentences collapses
-    # into "dep" and spaCy cannot find gold transitions (E1031)
-    nlp.add_pipe("parser", config={"min_action_freq": 1})
-    examples = []
-    for (first, first_heads), (second, second_heads) in zip(
-        TRAIN, TRAIN[1:] + TRAIN[:1], strict=True
-    ):
-        words = first.split() + second.split()
-        heads = first_heads + [h + len(first_heads) for h in second_heads]
-        ref = Doc(nlp.vocab, words=words, heads=heads, deps=DEPS + DEPS)
-        examples.append(Example(Doc(nlp.vocab, words=words), ref))
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(20):
-        nlp.update(examples, sgd=optimizer)
-    return nlp
-
-
 @pytest.fixture(scope="module")
 def parsers(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("parsers")
     for name, sentencizer in (("parser", False), ("split", True)):
-        _train_parser(sentencizer).to_disk(root / name)
+        train_tiny_parser(sentencizer=sentencizer).to_disk(root / name)
     return {"parser": root / "parser", "split": root / "split"}
 
 
