@@ -98,7 +98,9 @@ def _frame_file(lemma: str, rolesets: List[str]) -> str:
 
 def _git_repo(path: Path, branch: str) -> Path:
     """``path`` committed as a git repository on ``branch``."""
-    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org", "-C", str(path)]
+    # the test's own identity, unsigned: whatever the machine's git config says
+    config = ["user.name=test", "user.email=test@example.org", "commit.gpgsign=false"]
+    git = ["git", *(arg for c in config for arg in ("-c", c)), "-C", str(path)]
     for args in (["init", "-q", "-b", branch], ["add", "-A"], ["commit", "-q", "-m", "data"]):
         subprocess.run(git + args, check=True, capture_output=True)
     return path
