@@ -61,6 +61,15 @@ class Warnings(metaclass=ErrorsWithCodes):
         "here. Pass --gold-predicates to score the roles and rolesets of the annotated "
         "predicates."
     )
+    W008 = (
+        "The {n} sentences ({predicates} predicates) written to '{output}' have no "
+        "dependency tree: {source} carry none (CoNLL-2012's parse column is constituency "
+        "brackets). lisa_srl's syntactic head gets no gold parse to learn from on them, and "
+        "'spacy-lisa evaluate --parse gold' refuses them. To give them trees, convert again "
+        "with --trees FILE.conllu (UD trees of the same sentences) or --parser PIPELINE (a "
+        "spaCy pipeline with a parser, e.g. the project's training/parser/model-best, parses "
+        "the gold tokens)."
+    )
 
 
 class Errors(metaclass=ErrorsWithCodes):
@@ -367,6 +376,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E136 = (
         "{path}: cannot list the PropBank frame files of this folder ({detail}). Make it "
         "readable, or pass the 'frames' folder of a PropBank frames release."
+    )
+    E137 = (
+        "--trees and --parser both give the sentences a dependency tree: pass one of them "
+        "(--trees for UD trees of the same sentences, --parser to parse the gold tokens)."
     )
 
     # --- the LISA model (models/lisa, lisa_torch, loss, schedules) (E150-E160) ----------------

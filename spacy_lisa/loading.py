@@ -1,13 +1,13 @@
 """Loading a trained pipeline for labelling (``predict``, ``render``, ``evaluate``, the
-server, the Ray workers), finding its ``lisa_srl`` component, and telling two
-pipelines apart without loading them."""
+server, the Ray workers) or for parsing given words (``--parser``), finding its
+``lisa_srl`` component, and telling two pipelines apart without loading them."""
 
 from __future__ import annotations
 
 import hashlib
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import spacy
 from spacy.language import Language
@@ -36,6 +36,21 @@ def load_pipeline(model: str, gpu_id: int) -> Language:
     nlp = load_model(model, gpu_id)
     srl_component(nlp, model)
     return nlp
+
+
+def load_parser(model: str) -> Tuple[Language, List[str]]:
+    """A spaCy pipeline to parse given words with (``evaluate --parser``, ``convert
+    --parser``), loaded on the current device (E317), and the components to disable when
+    it runs: those after its last parser or tagger (tok2vec/transformer listeners they
+    depend on come before them; later components, ner and the like, are not needed).
+    E255 when it has no parser."""
+    nlp = load_model(model, -1)
+    names = nlp.pipe_names
+    wanted = [i for i, n in enumerate(names) if nlp.get_pipe_meta(n).factory == "parser"]
+    if not wanted:
+        raise UserError(Errors.E255.format(path=model, pipes=names))
+    wanted += [i for i, n in enumerate(names) if nlp.get_pipe_meta(n).factory == "tagger"]
+    return nlp, names[max(wanted) + 1 :]
 
 
 def srl_component(nlp: Language, model: Optional[str] = None) -> LisaSRL:
@@ -71,4 +86,11 @@ def pipeline_fingerprint(model: str) -> str:
         return f"name:{model}"
 
 
-__all__ = ["SRL_FACTORY", "load_model", "load_pipeline", "pipeline_fingerprint", "srl_component"]
+__all__ = [
+    "SRL_FACTORY",
+    "load_model",
+    "load_parser",
+    "load_pipeline",
+    "pipeline_fingerprint",
+    "srl_component",
+]

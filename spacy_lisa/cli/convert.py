@@ -2,7 +2,9 @@
 DocBins with gold frames. Each shows a progress bar and ends with a summary table; malformed
 input stops with the file, line and problem (exit code 1) unless ``--skip-invalid``
 counts it as a skip instead. ``frames`` (the PropBank frame files' examples) always
-skips and counts what it cannot use: those files are hand-edited and have defects."""
+skips and counts what it cannot use: those files are hand-edited and have defects.
+``conll2012`` and ``conll2005`` read no dependency trees: they take them from ``--trees``
+(conll2012) or ``--parser``, else they warn (W008) with the counts."""
 
 from pathlib import Path
 from typing import (
@@ -28,6 +30,7 @@ from ..corpus.conll2005 import read_conll2005
 from ..corpus.conll2012 import read_conll2012
 from ..corpus.docbin import convert_to_docbin
 from ..corpus.ewt import PROPBANK_SUFFIXES, join_ewt, join_trees
+from ..corpus.parsing import parse_records
 from ..corpus.propbank_frames import FramesReport
 from ..corpus.propbank_frames_split import (
     check_heldout_share,
@@ -38,7 +41,8 @@ from ..corpus.propbank_frames_split import (
 from ..corpus.records import SentenceRecord
 from ..corpus.stats import MAX_SKIPS_SHOWN, CorpusStats
 from ..corpus.universal_propbank import ArgumentSpans, read_universal_propbank
-from ..errors import Errors, UserError
+from ..errors import Errors, UserError, Warnings
+from ..loading import load_parser
 from ._app import convert_app
 from ._io import Input, check_output_paths, check_writable, fail
 
@@ -65,6 +69,14 @@ NSentsOpt = Annotated[int, typer.Option("--n-sents", "-n", min=1, help="Sentence
 LimitOpt = Annotated[
     int, typer.Option("--limit", min=0, help="Convert at most this many sentences (0: all)")
 ]
+ParserOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--parser",
+        help="A spaCy pipeline with a dependency parser (path or package name): its parse "
+        "of the gold tokens becomes each sentence's tree",
+    ),
+]
 
 
 def _convert(
@@ -76,11 +88,13 @@ def _convert(
     n_sents: int,
     limit: int,
     inputs: Sequence[Input],
+    treeless: Optional[str] = None,
 ) -> None:
     """Convert the records ``read(stats, on_invalid)`` gives with a progress bar, print
     the summary, write the stats JSON. Format errors end the command cleanly with exit
     code 1; so do outputs that would write over ``inputs`` or each other, or cannot be
-    written, before anything is read."""
+    written, before anything is read. ``treeless``: the records come without dependency
+    trees, from these files (W008 and the note ``sentences_without_tree``)."""
     _refuse_bad_outputs([("--output", output), ("--stats-json", stats_json)], inputs)
     stats = CorpusStats()
     on_invalid = stats.skip_error if skip_invalid else None
@@ -98,8 +112,29 @@ def _convert(
         progress.close()
     except CorpusFormatError as err:
         fail(err)
+    if treeless is not None and stats.sentences:
+        stats.note("sentences_without_tree", stats.sentences)
     print_summary(stats, title=f"{title} -> {output}")
+    if treeless is not None and stats.sentences:
+        warning = Warnings.W008.format(
+            n=stats.sentences, predicates=stats.predicates, output=output, source=treeless
+        )
+        msg.warn(warning)
     _write_stats(stats_json, stats.to_dict())
+
+
+def _parsed(
+    records: Iterable[SentenceRecord], parser: Optional[str], stats: CorpusStats
+) -> Iterable[SentenceRecord]:
+    """``records`` with the trees of ``--parser``'s parse, where given (loaded here, once
+    the outputs are known to be writable; E317/E255 end the command)."""
+    if parser is None:
+        return records
+    try:
+        nlp, disable = load_parser(parser)
+    except UserError as err:
+        fail(err)
+    return parse_records(records, nlp, disable=disable, stats=stats)
 
 
 def _write_stats(path: Optional[Path], stats: Dict[str, Any]) -> None:
@@ -228,6 +263,7 @@ def convert_conll2012_cli(
             help="UD CoNLL-U trees of the same sentences (needed for .gold_skel files)",
         ),
     ] = None,
+    parser: ParserOpt = None,
     stats_json: StatsJsonOpt = None,
     skip_invalid: SkipInvalidOpt = False,
     n_sents: NSentsOpt = 1,
@@ -235,18 +271,23 @@ def convert_conll2012_cli(
 ) -> None:
     """Convert CoNLL-2012 bracket-column files (.gold_conll, or .gold_skel with --trees).
 
-    With --trees the sentences are joined with UD trees: by document where the
-    document ids match the trees' '# newdoc id', else sentence by sentence."""
+    The files hold constituency brackets, no dependency tree: --trees joins the
+    sentences with UD trees (by document where the document ids match the trees'
+    '# newdoc id', else sentence by sentence), --parser parses the gold tokens with a
+    spaCy pipeline; with neither, the sentences have no tree (warning W008)."""
+    if trees is not None and parser is not None:
+        fail(Errors.E137)
     paths = _conll2012_files(files)
 
     def read(stats: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
         if trees is None:
-            return _conll2012_records(paths, on_invalid)
+            return _parsed(_conll2012_records(paths, on_invalid), parser, stats)
         return join_trees(trees, list(paths), stats=stats, on_invalid=on_invalid)
 
     inputs = [Input("FILES", path) for path in paths]
     inputs += [Input("--trees", trees)] if trees is not None else []
-    _convert("CoNLL-2012", read, output, stats_json, skip_invalid, n_sents, limit, inputs)
+    treeless = "CoNLL-2012 files" if trees is None and parser is None else None
+    _convert("CoNLL-2012", read, output, stats_json, skip_invalid, n_sents, limit, inputs, treeless)
 
 
 @convert_app.command("conll2005")
@@ -254,18 +295,24 @@ def convert_conll2005_cli(
     words: Annotated[Path, typer.Option("--words", exists=True, dir_okay=False, help="Words file")],
     props: Annotated[Path, typer.Option("--props", exists=True, dir_okay=False, help="Props file")],
     output: OutputOpt,
+    parser: ParserOpt = None,
     stats_json: StatsJsonOpt = None,
     skip_invalid: SkipInvalidOpt = False,
     n_sents: NSentsOpt = 1,
     limit: LimitOpt = 0,
 ) -> None:
-    """Convert a CoNLL-2005 words file and props file (no trees, no rolesets)."""
+    """Convert a CoNLL-2005 words file and props file (no trees, no rolesets).
 
-    def read(_: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
-        return read_conll2005(words, props, on_invalid=on_invalid)
+    --parser parses the gold tokens with a spaCy pipeline for the trees; without it the
+    sentences have none (warning W008). Role labels are read in PropBank's spelling
+    (A0 as ARG0, AM-TMP as ARGM-TMP)."""
+
+    def read(stats: CorpusStats, on_invalid: OnInvalid) -> Iterable[SentenceRecord]:
+        return _parsed(read_conll2005(words, props, on_invalid=on_invalid), parser, stats)
 
     inputs = [Input("--words", words), Input("--props", props)]
-    _convert("CoNLL-2005", read, output, stats_json, skip_invalid, n_sents, limit, inputs)
+    treeless = "CoNLL-2005 files" if parser is None else None
+    _convert("CoNLL-2005", read, output, stats_json, skip_invalid, n_sents, limit, inputs, treeless)
 
 
 @convert_app.command("up")

@@ -4,7 +4,9 @@ Both files hold one line per token and a blank line after each sentence. The wor
 file has the word in its first column. The props file has the predicate lemma (``-``
 for non-predicates) in its first column, then one bracket column per predicate in
 sentence order (see :mod:`spacy_lisa.corpus.brackets`): the format ``srl-eval.pl``
-scores.
+scores. The shared task's short role labels are read as PropBank's (:func:`propbank_label`:
+``A0`` is ``ARG0``, ``AM-TMP`` ``ARGM-TMP``, ``R-A1`` ``R-ARG1``), the labels the other
+corpora and the decoder's one-span-per-core-role rule use.
 
 Writing Docs (:func:`doc_to_conll2005`, :func:`write_conll2005`): sentences come from
 ``doc.sents`` when the doc has sentence boundaries, else the whole doc is one sentence;
@@ -19,6 +21,7 @@ files: runs of whitespace are written as ``_``.
 
 from __future__ import annotations
 
+import re
 from itertools import zip_longest
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -42,6 +45,16 @@ from .brackets import LabelledSpan, bracket_predicates, spans_to_bracket_column
 from .records import Predicate, SentenceRecord
 
 NOT_A_PREDICATE = "-"
+# CoNLL-2005's short labels, after an optional C- / R- prefix: A0-A5 and AA (numbered
+# arguments) and AM-* (modifiers)
+_SHORT_LABEL = re.compile(r"^((?:[CR]-)?)A(?=[0-5A](?:-|$)|M-)")
+
+
+def propbank_label(label: str) -> str:
+    """A CoNLL-2005 role label in PropBank's spelling: ``A0`` -> ``ARG0``, ``AA`` ->
+    ``ARGA``, ``AM-TMP`` -> ``ARGM-TMP``, ``C-A1`` -> ``C-ARG1``, ``R-AM-LOC`` ->
+    ``R-ARGM-LOC``; ``V``, ``C-V`` and labels already spelled so are kept."""
+    return _SHORT_LABEL.sub(r"\1ARG", label, count=1)
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -63,18 +76,23 @@ def parse_props_block(rows: Rows, *, path: str) -> List[Predicate]:
             n_cols=n_columns,
             expected=f"{1 + len(predicate_rows)} (the lemma column and one per predicate)",
         )
-    return bracket_predicates(
+    predicates = bracket_predicates(
         rows, predicate_rows, 1, lemma_column=0, roleset_column=None, path=path
     )
+    for predicate in predicates:
+        for argument in predicate.arguments:
+            argument.label = propbank_label(argument.label)
+    return predicates
 
 
 def read_conll2005(
     words_path: PathLike, props_path: PathLike, *, on_invalid: OnInvalid = None
 ) -> Iterator[SentenceRecord]:
     """Read a words file and its props file as sentence records (no rolesets: the
-    format has only lemmas). The two files must line up sentence by sentence and
-    token by token; where they do not, a :class:`CorpusFormatError` names the props
-    line (or goes to ``on_invalid``, skipping that sentence)."""
+    format has only lemmas; role labels in PropBank's spelling, :func:`propbank_label`).
+    The two files must line up sentence by sentence and token by token; where they do
+    not, a :class:`CorpusFormatError` names the props line (or goes to ``on_invalid``,
+    skipping that sentence)."""
     words_path, props_path = str(words_path), str(props_path)
     word_blocks = iter_blocks(read_lines(words_path))
     props_blocks = iter_blocks(read_lines(props_path))

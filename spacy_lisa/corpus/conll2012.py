@@ -3,8 +3,13 @@ the OntoNotes CoNLL-2012 shared-task ``.gold_conll`` files.
 
 Columns (whitespace separated, 0-based): 0 document, 1 sentence index (PropBank
 release) or part number (OntoNotes), 2 token index, 3 word (``[WORD]`` in
-``.gold_skel``), 4 PTB POS, 5 parse bit, 6 predicate (frame-file) lemma, 7 roleset (``-``
-for non-predicates), then the props: one bracket column per predicate in sentence order.
+``.gold_skel``), 4 PTB POS, 5 parse bit, 6 predicate (frame-file) lemma, 7 roleset or
+frameset number (``-`` for non-predicates), then the props: one bracket column per
+predicate in sentence order. The PropBank release writes the whole roleset in column 7
+(``say.01``); OntoNotes only its number (``01``), beside the lemma ``say`` in column 6:
+the roleset is then the two joined (:func:`roleset_of`). The parse bit is a constituency
+tree: these files carry no dependency tree (``convert conll2012`` takes one from
+``--trees`` or ``--parser``).
 
 Two layouts, told apart per sentence by the column count, since the number of
 predicates ``n`` (rows whose roleset is not ``-``) is known from column 7:
@@ -23,6 +28,7 @@ what a join with UD trees lines up.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Iterator, Optional
 
@@ -44,6 +50,17 @@ from .records import SentenceRecord
 
 N_FIXED_PROPBANK = 8  # doc, sentence, token, word, POS, parse, lemma, roleset
 N_FIXED_ONTONOTES = 11  # ... + sense, speaker, named entities (and coreference last)
+# an OntoNotes column 7: the frameset number alone
+FRAMESET_NUMBER = re.compile(r"[0-9]+")
+
+
+def roleset_of(lemma: Optional[str], roleset: Optional[str]) -> Optional[str]:
+    """The roleset of a predicate row from its columns 6 (``lemma``, ``None`` for ``-``)
+    and 7: a frameset number joined to the lemma (``say`` / ``01`` -> ``say.01``), a
+    whole roleset (``be.01``) as it is."""
+    if lemma is not None and roleset is not None and FRAMESET_NUMBER.fullmatch(roleset):
+        return f"{lemma}.{roleset}"
+    return roleset
 
 
 def first_props_column(n_columns: int, n_predicates: int, *, path: str, line: int) -> int:
@@ -76,13 +93,16 @@ def parse_conll2012_block(
     _check_rows(rows, n_columns, path=path)
     predicate_rows = [i for i, (_, cols) in enumerate(rows) if cols[7] != "-"]
     first = first_props_column(n_columns, len(predicate_rows), path=path, line=first_line)
+    predicates = bracket_predicates(
+        rows, predicate_rows, first, lemma_column=6, roleset_column=7, path=path
+    )
+    for predicate in predicates:
+        predicate.roleset = roleset_of(predicate.lemma, predicate.roleset)
     return SentenceRecord(
         words=[cols[3] for _, cols in rows],
         spaces=[True] * len(rows),
         xpos=[cols[4] for _, cols in rows],
-        predicates=bracket_predicates(
-            rows, predicate_rows, first, lemma_column=6, roleset_column=7, path=path
-        ),
+        predicates=predicates,
         doc_id=doc_id,
         sent_index=sent_index,
         path=path,
@@ -118,7 +138,8 @@ def _check_rows(rows: Rows, n_columns: int, *, path: str) -> None:
 def read_conll2012(path: PathLike, *, on_invalid: OnInvalid = None) -> Iterator[SentenceRecord]:
     """Read a CoNLL-2012 bracket-column file (either layout) as sentence records with
     SRL (``predicates`` is a list, possibly empty). The frame-file lemma (column 6) is
-    the predicate lemma, column 7 its roleset. Words of ``.gold_skel`` files are the
+    the predicate lemma, column 7 its roleset (an OntoNotes frameset number joined to
+    the lemma: :func:`roleset_of`). Words of ``.gold_skel`` files are the
     ``[WORD]`` placeholder (``record.has_words`` is False): join them with UD trees."""
     path = str(path)
     positions: Counter = Counter()

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Union
 
-import spacy
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from ..errors import Errors, UserError
+from ..loading import load_parser
 
 
 def _sent_starts(gold: Doc) -> Optional[List[Union[bool, int, None]]]:
@@ -49,16 +48,8 @@ def with_parse(vocab: Vocab, gold: Doc, parsed: Doc, *, tags: bool = True) -> Do
 
 def parse_gold_words(path: str, gold_docs: Sequence[Doc], batch_size: int) -> List[Doc]:
     """Parse the gold words with another pipeline's parser (and tagger), in that
-    pipeline's own vocab (its label strings live there). A pipeline without a parser
-    raises :class:`~spacy_lisa.input_docs.UserError` (E255)."""
-    other = spacy.load(path)
-    names = other.pipe_names
-    wanted = [i for i, n in enumerate(names) if other.get_pipe_meta(n).factory == "parser"]
-    if not wanted:
-        raise UserError(Errors.E255.format(path=path, pipes=names))
-    wanted += [i for i, n in enumerate(names) if other.get_pipe_meta(n).factory == "tagger"]
-    # run everything up to the last wanted component: tok2vec/transformer listeners
-    # they depend on come before them; later components (ner, ...) are not needed
-    disable = names[max(wanted) + 1 :]
+    pipeline's own vocab (its label strings live there). A pipeline that cannot be
+    loaded (E317) or has no parser (E255) raises :class:`~spacy_lisa.errors.UserError`."""
+    other, disable = load_parser(path)
     docs = [gold_preproc_doc(other.vocab, gold) for gold in gold_docs]
     return list(other.pipe(docs, batch_size=batch_size, disable=disable))

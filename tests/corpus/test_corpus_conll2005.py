@@ -1,11 +1,13 @@
 """CoNLL-2005 words + props: reader, Doc -> columns, writer."""
 
+import numpy as np
 import pytest
 from corpus_helpers import frames_of
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from spacy_lisa.corpus.conll2005 import doc_to_conll2005, read_conll2005, write_conll2005
+from spacy_lisa.decoding.frames import decode_frames
 from spacy_lisa.frames import set_srl_frames
 
 WORDS = "The\ncat\nsat\ndown\n.\n\nIt\nrained\n\nOk\n"
@@ -31,11 +33,59 @@ def test_read_conll2005(write):
         ["Ok"],
     ]
     first = records[0]
-    assert frames_of(first) == [((2, 4), "sit", None, [(0, 2, "A0")]), ((3, 4), "down", None, [])]
+    # the shared task's A0 read as PropBank's ARG0
+    assert frames_of(first) == [
+        ((2, 4), "sit", None, [(0, 2, "ARG0")]),
+        ((3, 4), "down", None, []),
+    ]
     assert frames_of(records[1]) == [((1, 2), "rain", None, [])]
     assert records[2].predicates == []
     assert [r.sent_index for r in records] == [0, 1, 2]
     assert records[0].heads is None and records[0].xpos is None
+
+
+# every kind of CoNLL-2005 label on one predicate ("decide"), and how PropBank spells it
+SHORT_LABELS = [
+    ("A0", "ARG0"),
+    ("A1", "ARG1"),
+    ("A2", "ARG2"),
+    ("A3", "ARG3"),
+    ("A4", "ARG4"),
+    ("A5", "ARG5"),
+    ("AA", "ARGA"),
+    ("AM-TMP", "ARGM-TMP"),
+    ("C-A1", "C-ARG1"),
+    ("R-A0", "R-ARG0"),
+    ("R-AM-LOC", "R-ARGM-LOC"),
+    ("C-V", "C-V"),
+]
+
+
+def test_read_conll2005_labels_in_propbank_spelling(write):
+    words = "".join(f"w{i}\n" for i in range(len(SHORT_LABELS) + 1))
+    props = "".join(f"-      ({short}*)\n" for short, _ in SHORT_LABELS) + "decide (V*)\n"
+    (record,) = read_conll2005(write("w.txt", words), write("p.txt", props))
+    ((_, _, _, arguments),) = frames_of(record)
+    assert arguments == [(i, i + 1, long) for i, (_, long) in enumerate(SHORT_LABELS)]
+
+
+def test_a_conll2005_core_role_is_decoded_once_per_frame(write):
+    """The labels a model learns from a CoNLL-2005 file are PropBank's, so the decoder's
+    one-span-per-numbered-argument rule (unique_core_roles) holds for them: of two spans
+    scored A0, the clearer keeps it and the other takes its next best label."""
+    props = "-     (A0*)\n-     (A1*)\nsell  (V*)\n-     *\n"
+    (record,) = read_conll2005(write("w.txt", "Ann\nBob\nsold\nit\n"), write("p.txt", props))
+    types = sorted({a.label for p in record.predicates or [] for a in p.arguments} | {"V"})
+    labels = ("O", *(f"{bi}-{t}" for t in types for bi in "BI"))
+    scores = np.full((1, 4, len(labels)), -4.0, dtype="f")
+    scores[0, :, labels.index("O")] = 0.0
+    scores[0, 2, labels.index("B-V")] = 5.0
+    scores[0, 0, labels.index(f"B-{types[0]}")] = 3.0
+    scores[0, 0, labels.index(f"B-{types[1]}")] = 2.5
+    scores[0, 3, labels.index(f"B-{types[0]}")] = 6.0
+    [(_, roles)] = decode_frames(scores, [2], [4], labels, unique_core=True)
+    assert types == ["ARG0", "ARG1", "V"]
+    assert roles == [[0, 1, types[1]], [3, 4, types[0]]]
 
 
 def _doc(words, sent_starts=None):

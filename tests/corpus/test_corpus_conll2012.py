@@ -1,10 +1,17 @@
 """CoNLL-2012 bracket columns: both layouts, spans, predicates."""
 
+from pathlib import Path
+
 import pytest
 from corpus_helpers import block, frames_of
 
 from spacy_lisa.corpus.brackets import parse_bracket_column, spans_to_bracket_column
-from spacy_lisa.corpus.conll2012 import read_conll2012
+from spacy_lisa.corpus.conll2012 import read_conll2012, roleset_of
+
+# hand-written sentences in the layout of the OntoNotes 5.0 CoNLL-2012 release
+# (<split>/data/english/annotations/<genre>/<source>/<nn>/<doc>.v4_gold_conll)
+ONTONOTES = Path(__file__).parents[1] / "fixtures" / "conll2012"
+ONTONOTES_TRAIN = ONTONOTES / "train/data/english/annotations/nw/lisa/00/lisa_0001.v4_gold_conll"
 
 # the release notes' example, cut down: "lighten up" is a phrasal verb whose V spans two
 # words
@@ -76,6 +83,35 @@ def test_read_ontonotes_layout_with_coref_and_document_lines(write):
         ((2, 3), "be", "be.01", [(0, 1, "ARGM-DIS"), (1, 2, "ARG1"), (3, 4, "ARG2")])
     ]
     assert second.predicates == [] and second.sent_index == 1 and second.line == 7
+
+
+def test_ontonotes_rolesets_join_the_lemma_and_the_frameset_number():
+    """OntoNotes writes the lemma in column 6 and only the frameset number in column 7
+    (say / 01): the roleset is say.01, as the frame files and EWT name it. A noun with a
+    word sense (officials: lemma, no frameset) is no predicate."""
+    first, second = read_conll2012(ONTONOTES_TRAIN)
+    assert first.words == ["Local", "officials", "say", "the", "market", "was", "closed", "."]
+    assert frames_of(first) == [
+        ((2, 3), "say", "say.01", [(0, 2, "ARG0"), (3, 7, "ARG1")]),
+        ((6, 7), "close", "close.01", [(3, 5, "ARG1")]),
+    ]
+    assert frames_of(second) == [
+        ((1, 2), "buy", "buy.01", [(0, 1, "ARG0"), (2, 4, "ARG1"), (4, 5, "ARGM-TMP")])
+    ]
+    assert (first.doc_id, second.sent_index) == ("nw/lisa/00/lisa_0001", 1)
+
+
+@pytest.mark.parametrize(
+    "lemma, column_7, roleset",
+    [
+        ("say", "01", "say.01"),
+        ("be", "be.01", "be.01"),  # the PropBank release: the whole roleset
+        ("lighten", "lighten_up.02", "lighten_up.02"),  # its frame file is not its lemma's
+        (None, "01", "01"),  # no lemma to join it to: as it is
+    ],
+)
+def test_roleset_of(lemma, column_7, roleset):
+    assert roleset_of(lemma, column_7) == roleset
 
 
 def test_annotated_sentence_without_predicates_is_not_unannotated(write):
