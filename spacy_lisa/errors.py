@@ -183,6 +183,15 @@ class Errors(metaclass=ErrorsWithCodes):
         "No .spacy files found in {path}. Pass a .spacy file or a folder holding some "
         "(e.g. the output of 'spacy-lisa convert')."
     )
+    E042 = (
+        "Unknown predicate type {value!r} in predicate_pos (--predicate-pos on the command "
+        "line). Use Universal Dependencies UPOS tags, in capitals: {choices}."
+    )
+    E043 = (
+        "'{key}' is not an option of 'lisa_srl' (nor something its initialize() learns "
+        "and keeps in its cfg, where setting it would change nothing). The options, which "
+        "the component's cfg also reads and sets: {options}."
+    )
     # options removed because they were tried and not kept (docs/benchmarks/levers.md) or
     # used by nothing; a saved config that still names them loads with the kept value
     E050 = (

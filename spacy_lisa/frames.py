@@ -29,10 +29,15 @@ Extensions (installed once by :func:`install_extensions`, which importing this m
 - ``doc._.srl_pos``: the joint POS/predicate classifier's POS tag per token.
 - ``doc._.srl_label_attention``: per-head attention of a Label Attention Layer when the
   component stores it: ``{"heads": [name, ...], "weights": [[float per token], ...]}``.
+- ``span._.srl_predicate``: the predicate (a ``Span`` labelled ``V``) of a role span, from
+  ``doc.spans["srl"]`` or ``frame.roles``; ``None`` for other spans. A role span's
+  ``id_`` holds its predicate's token offsets (:func:`predicate_id`), which span groups
+  keep through ``doc.to_bytes`` and ``DocBin``, so the link needs no ``user_data``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -42,6 +47,8 @@ from .errors import Errors
 
 SRL_SPANS_KEY = "srl"
 _PREDICATES_KEY = "spacy_lisa.srl_predicates"
+# a role span's id_: its predicate's token offsets, "V:start-end" (end exclusive)
+_PREDICATE_ID = re.compile(r"V:(\d+)-(\d+)")
 
 FrameDict = Dict[str, Any]
 
@@ -93,6 +100,30 @@ def _span_dict(span: Span) -> Dict[str, Any]:
         "start_char": span.start_char,
         "end_char": span.end_char,
     }
+
+
+def predicate_id(start: int, end: int) -> str:
+    """The ``id_`` of a role span whose predicate is tokens ``start`` to ``end``."""
+    return f"V:{start}-{end}"
+
+
+def role_span(doc: Doc, role: Sequence[Any], predicate: Sequence[Any]) -> Span:
+    """A role ``[start, end, label]`` of the frame whose predicate is ``[start, end]``,
+    as a ``Span`` linked to that predicate (``span._.srl_predicate``)."""
+    link = predicate_id(int(predicate[0]), int(predicate[1]))
+    return Span(doc, int(role[0]), int(role[1]), label=str(role[2]), span_id=link)
+
+
+def get_span_predicate(span: Span) -> Optional[Span]:
+    """The predicate of a role span (``span._.srl_predicate``); ``None`` for a span that
+    is not one, or whose link points outside its doc."""
+    match = _PREDICATE_ID.fullmatch(span.id_)
+    if match is None:
+        return None
+    start, end = int(match[1]), int(match[2])
+    if not 0 <= start < end <= len(span.doc):
+        return None
+    return Span(span.doc, start, end, label="V")
 
 
 def _doc_name(doc: Doc) -> str:
@@ -168,7 +199,7 @@ def get_srl_frames(doc: Doc) -> List[SRLFrame]:
     for item in data:
         # after msgpack round trips lists may come back as tuples: index, don't unpack types
         pstart, pend = int(item["predicate"][0]), int(item["predicate"][1])
-        roles = [Span(doc, int(r[0]), int(r[1]), label=str(r[2])) for r in item.get("roles") or ()]
+        roles = [role_span(doc, r, item["predicate"]) for r in item.get("roles") or ()]
         frames.append(
             SRLFrame(
                 predicate=Span(doc, pstart, pend, label="V"),
@@ -192,7 +223,8 @@ def set_srl_frames(
     spans_key: Optional[str] = SRL_SPANS_KEY,
 ) -> None:
     """Store ``frames`` on ``doc`` (sorted by predicate position) and mirror every role
-    span into ``doc.spans[spans_key]`` (skip the mirror with ``spans_key=None``).
+    span into ``doc.spans[spans_key]``, linked to its predicate (``span._.srl_predicate``;
+    skip the mirror with ``spans_key=None``).
     ``frames=None`` marks the doc as carrying no SRL annotation at all, which is
     different from ``[]`` (annotated, no predicates)."""
     if frames is None:
@@ -204,7 +236,7 @@ def set_srl_frames(
     data.sort(key=lambda f: (f["predicate"][0], f["predicate"][1]))
     doc._.srl_frame_data = data
     if spans_key is not None:
-        spans = [Span(doc, r[0], r[1], label=r[2]) for f in data for r in f["roles"]]
+        spans = [role_span(doc, r, f["predicate"]) for f in data for r in f["roles"]]
         doc.spans[spans_key] = SpanGroup(doc, name=spans_key, spans=spans)
 
 
@@ -266,7 +298,7 @@ def set_srl_predicates(doc: Doc, value: Optional[Sequence[Union[int, Token, Span
 
 
 def install_extensions() -> None:
-    """Register the Doc extensions once (guarded, never ``force=True``)."""
+    """Register the Doc and Span extensions once (guarded, never ``force=True``)."""
     if not Doc.has_extension("srl_frame_data"):
         Doc.set_extension("srl_frame_data", default=None)
     if not Doc.has_extension("srl_frames"):
@@ -281,6 +313,8 @@ def install_extensions() -> None:
         Doc.set_extension("srl_pos", default=None)
     if not Doc.has_extension("srl_label_attention"):
         Doc.set_extension("srl_label_attention", default=None)
+    if not Span.has_extension("srl_predicate"):
+        Span.set_extension("srl_predicate", getter=get_span_predicate)
 
 
 # False where only some predicates of the Doc are annotated; absent means all are

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Tuple
 
 import spacy
 from spacy.language import Language
@@ -31,10 +31,25 @@ def load_model(model: str, gpu_id: int) -> Language:
         raise UserError(Errors.E317.format(model=model, detail=str(err).splitlines()[0])) from None
 
 
-def load_pipeline(model: str, gpu_id: int) -> Language:
-    """:func:`load_model`, then check the pipeline has a ``lisa_srl`` (E314)."""
+def load_pipeline(
+    model: str, gpu_id: int, srl_options: Optional[Mapping[str, Any]] = None
+) -> Language:
+    """:func:`load_model`, then check the pipeline has a ``lisa_srl`` (E314) and set
+    ``srl_options`` on it: options of this run (e.g. ``{"predicate_pos": ["VERB"]}``,
+    from ``--predicate-pos``) over the pipeline's config, not saved. A UserError for an
+    unknown option (E043) or value (E024, E031, E042)."""
     nlp = load_model(model, gpu_id)
-    srl_component(nlp, model)
+    component = srl_component(nlp, model)
+    if srl_options:
+        from .pipeline.options import OPTION_NAMES
+
+        unknown = [key for key in srl_options if key not in OPTION_NAMES]
+        if unknown:
+            raise UserError(Errors.E043.format(key=unknown[0], options=", ".join(OPTION_NAMES)))
+        try:
+            component.options = component.options.replace(**srl_options)
+        except ValueError as err:
+            raise UserError(str(err)) from None
     return nlp
 
 

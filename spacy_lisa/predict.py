@@ -11,7 +11,19 @@ import tempfile
 import time
 from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple, cast
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    TextIO,
+    Tuple,
+    cast,
+)
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -108,14 +120,21 @@ def output_name(output: Optional[Path]) -> str:
 
 
 def load_and_scan(
-    model: str, gpu_id: int, source: InputSource, input_format: InputFormat, skip_invalid: bool
+    model: str,
+    gpu_id: int,
+    source: InputSource,
+    input_format: InputFormat,
+    skip_invalid: bool,
+    srl_options: Optional[Mapping[str, Any]] = None,
 ) -> Tuple[Language, InputSummary]:
-    """The pipeline ``model`` and the scan of ``source`` (its format, documents, skips),
-    with a document longer than the pipeline's ``nlp.max_length`` an invalid line
-    (``too_long``). The input is scanned before the pipeline loads, so that bad input
-    stops the run at once, and again with the limit only where a document is longer."""
+    """The pipeline ``model`` (with ``srl_options``, see
+    :func:`~spacy_lisa.loading.load_pipeline`) and the scan of ``source`` (its format,
+    documents, skips), with a document longer than the pipeline's ``nlp.max_length`` an
+    invalid line (``too_long``). The input is scanned before the pipeline loads, so that
+    bad input stops the run at once, and again with the limit only where a document is
+    longer."""
     summary = scan_input(source, input_format, skip_invalid=skip_invalid)
-    nlp = load_pipeline(model, gpu_id)
+    nlp = load_pipeline(model, gpu_id, srl_options)
     max_length = int(nlp.max_length)
     if summary.longest > max_length:
         # only the loaded pipeline knows its limit; spaCy would end the run on such a
@@ -138,6 +157,7 @@ def predict(
     gpu_id: int = -1,
     skip_invalid: bool = False,
     tags: bool = True,
+    srl_options: Optional[Mapping[str, Any]] = None,
     echo: Optional[Callable[[str], None]] = None,
 ) -> Dict[str, Any]:
     """Label the documents of ``input_path`` (see :mod:`spacy_lisa.input_docs`) and write
@@ -150,12 +170,14 @@ def predict(
     JSON lines, so that a record grows linearly with its sentence (the command line's
     default; ``--tags`` puts them back). A document longer than the pipeline's
     ``nlp.max_length`` is an invalid line (``too_long``), found once the pipeline is
-    loaded and before anything is written."""
+    loaded and before anything is written. ``srl_options``: ``lisa_srl`` options of
+    this run over the pipeline's config (``--predicate-pos``: ``{"predicate_pos":
+    ["VERB"]}``)."""
     if n_process != 1 and gpu_id >= 0:
         raise UserError(Errors.E456.format(n_process=n_process, gpu_id=gpu_id))
     select_device(gpu_id)
     source = InputSource(input_path)
-    nlp, summary = load_and_scan(model, gpu_id, source, input_format, skip_invalid)
+    nlp, summary = load_and_scan(model, gpu_id, source, input_format, skip_invalid, srl_options)
     output_format = OutputFormat(output_format)
     formatter = formatter_for(output_format, tags=tags)
     start = time.perf_counter()

@@ -394,6 +394,31 @@ def test_rerun_redoes_changed_input_and_refuses_other_inputs_or_models(
     assert marker["model"]["name"] == str(retrained.resolve())
 
 
+def test_predicate_pos_reaches_the_actors_and_the_rerun_check(
+    ray_session: None, tmp_path: Path
+) -> None:
+    """``--predicate-pos`` on the saved-pipeline fixture (whose tiny model tags every
+    predicate it finds as a verb): the actors keep only the types given, the manifest
+    records them, and a re-run with others is refused as one of other options."""
+    model = Path(__file__).parent / "fixtures" / "saved_pipeline" / "pipeline"
+    source = tmp_path / "docs.txt"
+    source.write_text("John sold the car to Mary.\nTom gave Anna flowers.\n", encoding="utf8")
+    out = tmp_path / "out"
+    cli = ["predict", str(model), str(source), "-o", str(out), "--engine", "ray"]
+    result = CliRunner().invoke(app, [*cli, "--predicate-pos", "NOUN", "--predicate-pos", "ADJ"])
+    assert result.exit_code == 0, result.stderr
+    records = shard_records(out, "docs.txt")
+    assert len(records) == 2 and all(r["frames"] == [] for r in records)
+    manifest = json.loads((out / "_spacy_lisa_ray.json").read_text(encoding="utf8"))
+    assert manifest["srl_options"] == {"predicate_pos": ["NOUN", "ADJ"]}
+    # the pipeline's own types: refused before Ray starts, then labelled with --overwrite
+    result = CliRunner().invoke(app, cli)
+    assert result.exit_code == 1 and "E323" in result.stderr
+    result = CliRunner().invoke(app, [*cli, "--predicate-pos", "VERB", "--overwrite"])
+    assert result.exit_code == 0, result.stderr
+    assert [len(r["frames"]) for r in shard_records(out, "docs.txt")] == [1, 1]
+
+
 def test_second_run_into_the_same_directory_is_refused(
     ray_session: None,
     model_dir: Path,

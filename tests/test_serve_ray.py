@@ -1,7 +1,8 @@
 """``spacy-lisa serve --engine ray``: the same app on Ray Serve, started as a user starts
 it (its own process, which starts a local Ray cluster) with two replicas of a tiny
-``lisa_srl`` pipeline trained here. The records must be ``predict``'s, requests must
-reach both replicas, bad input must get its 4xx, and SIGTERM must stop it cleanly."""
+``lisa_srl`` pipeline trained here, labelling verbs and auxiliaries only
+(``--predicate-pos``). The records must be ``predict``'s with the same option, requests
+must reach both replicas, bad input must get its 4xx, and SIGTERM must stop it cleanly."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from spacy_lisa.predict import predict
 
 pytestmark = pytest.mark.slow
 
+PREDICATE_POS = {"predicate_pos": ["VERB", "AUX"]}
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -34,6 +37,7 @@ def ray_server(srl_model_dir: Path) -> Iterator[Tuple[ServerProcess, str]]:
         srl_model_dir,
         *("--engine", "ray", "--replicas", "2", "--replica-cpus", "0.5"),
         *("--batch-size", "16", "--max-wait-ms", "20"),
+        *("--predicate-pos", "VERB", "--predicate-pos", "AUX"),
         port=str(free_port()),
         env={
             "RAY_ADDRESS": None,  # a local cluster of its own, whatever the shell says
@@ -56,7 +60,7 @@ def test_ray_serve_replicas_give_predicts_records(
     path = tmp_path / "docs.txt"
     path.write_text("\n".join(texts) + "\n", encoding="utf8")
     out = tmp_path / "predicted.jsonl"
-    predict(str(srl_model_dir), str(path), output=out)
+    predict(str(srl_model_dir), str(path), output=out, srl_options=PREDICATE_POS)
     expected = [json.loads(line) for line in out.read_text(encoding="utf8").splitlines()]
 
     reply = post_json(f"{url}/v1/annotate", {"texts": texts})
@@ -80,6 +84,8 @@ def test_ray_serve_replicas_give_predicts_records(
         for reply in in_threads([lambda: request(f"{url}/health")] * 8):
             health = reply.json()
             assert health["status"] == "ok" and health["labels"]
+            # every replica labels the --predicate-pos types
+            assert health["model"]["predicate_pos"] == PREDICATE_POS["predicate_pos"]
             pids.add(health["replica"]["pid"])
     assert len(pids) == 2, f"requests reached {len(pids)} replica(s) in 120 s, not 2"
 
@@ -103,6 +109,9 @@ def test_app_builder_for_serve_run(srl_model_dir: Path) -> None:
 
     args = {"model": str(srl_model_dir), "replicas": "3", "batch_size": "8", "max_wait_ms": "2.5"}
     assert isinstance(app_builder(args), Application)
+    assert isinstance(app_builder({**args, "predicate_pos": "VERB,AUX"}), Application)
+    with pytest.raises(ValueError, match=r"E042.*'VERBS'"):
+        app_builder({**args, "predicate_pos": "VERBS"})
     with pytest.raises(ValueError, match=r"E418.*'bach_size'"):
         app_builder({"model": str(srl_model_dir), "bach_size": "8"})
     with pytest.raises(ValueError, match=r"E418.*--max-queue"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Dict, Optional
 
 import typer
 
@@ -17,7 +17,7 @@ from ..input_docs import STDIN, InputFormat
 from ..predict import predict
 from ._app import Engine, app
 from ._io import Input, check_output_paths, fail, pipeline_dir, stderr
-from .options import GPU_ID_HELP, ModelArg
+from .options import GPU_ID_HELP, ModelArg, PredicatePosOpt, srl_options
 
 # one string per paragraph: typer's rich help keeps a docstring's line breaks
 PREDICT_HELP = (
@@ -156,6 +156,7 @@ def predict_cli(
     gpu_id: PredictGpuIdOpt = -1,
     skip_invalid: SkipInvalidOpt = False,
     tags: TagsOpt = False,
+    predicate_pos: PredicatePosOpt = None,
     engine: EngineOpt = Engine.local,
     address: AddressOpt = None,
     workers: WorkersOpt = 1,
@@ -170,6 +171,7 @@ def predict_cli(
     try:
         if tags and output_format != OutputFormat.jsonl:
             raise UserError(Errors.E319.format(format=OutputFormat(output_format).value))
+        options = srl_options(predicate_pos)
         if engine == Engine.ray:
             shards = _ray_output(output, n_process, gpu_id, ray)
             _predict_ray(
@@ -182,6 +184,7 @@ def predict_cli(
                 batch_size=batch_size,
                 skip_invalid=skip_invalid,
                 tags=tags,
+                srl_options=options,
             )
             return
         _check_local(output, input_path, model, ray)
@@ -196,6 +199,7 @@ def predict_cli(
             gpu_id=gpu_id,
             skip_invalid=skip_invalid,
             tags=tags,
+            srl_options=options,
             echo=stderr,
         )
     except (UserError, FileNotFoundError) as err:
@@ -250,6 +254,7 @@ def _predict_ray(
     batch_size: Optional[int],
     skip_invalid: bool,
     tags: bool,
+    srl_options: Dict[str, Any],
 ) -> None:
     """``--engine ray``: the shards of :func:`spacy_lisa.ray_annotate.annotate_ray`."""
     from ..ray_annotate import annotate_ray
@@ -271,6 +276,7 @@ def _predict_ray(
         shard_lines=ray.shard_lines,
         overwrite=ray.overwrite,
         tags=tags,
+        srl_options=srl_options,
         echo=stderr,
     )
 

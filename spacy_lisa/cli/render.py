@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Any, List, Mapping, Optional
 
 import typer
 
@@ -17,7 +17,7 @@ from ..predict import load_and_scan, open_output, output_name
 from ..render import render
 from ._app import app
 from ._io import fail, stderr
-from .options import GpuIdOpt, ModelArg
+from .options import GpuIdOpt, ModelArg, PredicatePosOpt, srl_options
 
 RENDER_HELP = (
     "Render the frames the model finds in TEXT, or in each document of --input, as a "
@@ -66,6 +66,7 @@ def render_cli(
     minify: MinifyOpt = False,
     gpu_id: GpuIdOpt = -1,
     skip_invalid: SkipInvalidOpt = False,
+    predicate_pos: PredicatePosOpt = None,
 ) -> None:
     """The ``render`` command (see :data:`RENDER_HELP`)."""
     try:
@@ -79,6 +80,7 @@ def render_cli(
             minify=minify,
             gpu_id=gpu_id,
             skip_invalid=skip_invalid,
+            srl_options=srl_options(predicate_pos),
         )
     except (UserError, FileNotFoundError) as err:
         fail(err)
@@ -95,8 +97,10 @@ def render_page(
     minify: bool = False,
     gpu_id: int = -1,
     skip_invalid: bool = False,
+    srl_options: Optional[Mapping[str, Any]] = None,
 ) -> int:
     """The ``render`` command as a function; returns the number of documents rendered.
+    ``srl_options``: ``lisa_srl`` options of this run (``--predicate-pos``).
     A document longer than the pipeline's ``nlp.max_length`` is an invalid line of
     ``--input`` (``too_long``, as for ``predict``), and a ``text`` too long is refused
     (E355), both before anything is labelled."""
@@ -107,12 +111,12 @@ def render_page(
     summary = None
     if input_path is not None:
         source = InputSource(input_path)
-        nlp, summary = load_and_scan(model, gpu_id, source, input_format, skip_invalid)
+        nlp, summary = load_and_scan(model, gpu_id, source, input_format, skip_invalid, srl_options)
         documents = iter_docs(source, summary.format, max_length=int(nlp.max_length))
         texts = [item.text for item in itertools.islice(documents, limit)]
     else:
         texts = [str(text)]
-        nlp = load_pipeline(model, gpu_id)
+        nlp = load_pipeline(model, gpu_id, srl_options)
         if len(texts[0]) > nlp.max_length:
             raise UserError(Errors.E355.format(n=len(texts[0]), max_length=nlp.max_length))
     docs = list(nlp.pipe(texts))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Iterator, List, Optional, Type
+from typing import Annotated, Any, Dict, Iterator, List, Optional, Type
 
 import typer
 
@@ -12,7 +12,7 @@ from ..errors import Errors, UserError
 from ..serve.settings import ServeSettings
 from ._app import Engine, app
 from ._io import fail, stderr
-from .options import GpuIdOpt, ModelArg
+from .options import GpuIdOpt, ModelArg, PredicatePosOpt, srl_options
 
 SERVE_HELP = (
     "Serve a trained pipeline over HTTP: POST /v1/annotate gives the records of "
@@ -115,6 +115,7 @@ def serve_cli(
     gpu_id: GpuIdOpt = -1,
     access_log: AccessLogOpt = False,
     model_process: ModelProcessOpt = True,
+    predicate_pos: PredicatePosOpt = None,
     engine: EngineOpt = Engine.local,
     replicas: ReplicasOpt = None,
     address: AddressOpt = None,
@@ -134,8 +135,9 @@ def serve_cli(
                 drain_timeout=drain_timeout,
                 torch_threads=torch_threads,
             )
+        options = srl_options(predicate_pos)
         if engine == Engine.ray:
-            _serve_ray(model, settings, host, port, gpu_id=gpu_id, ray=ray)
+            _serve_ray(model, settings, host, port, gpu_id=gpu_id, ray=ray, srl_options=options)
             return
         if ray.given():
             raise UserError(Errors.E419.format(options=", ".join(ray.given())))
@@ -147,6 +149,7 @@ def serve_cli(
             gpu_id=gpu_id,
             access_log=access_log,
             model_process=model_process,
+            srl_options=options,
         )
     except (UserError, FileNotFoundError) as err:
         fail(err)
@@ -171,6 +174,7 @@ def _serve_local(
     gpu_id: int,
     access_log: bool,
     model_process: bool,
+    srl_options: Dict[str, Any],
 ) -> None:
     with _user_error(ImportError, Errors.E417):
         from ..serve.model_process import ModelProcessError
@@ -181,13 +185,22 @@ def _serve_local(
         bind_socket(host, port).close()
     stderr(f"ℹ Loading {model}")
     with _user_error(ModelProcessError):
-        service = SRLService.load(model, settings, gpu_id=gpu_id, model_process=model_process)
+        service = SRLService.load(
+            model, settings, gpu_id=gpu_id, model_process=model_process, srl_options=srl_options
+        )
     with _user_error(ValueError):  # the port was taken while the model loaded
         serve(service, host=host, port=port, access_log=access_log, echo=stderr)
 
 
 def _serve_ray(
-    model: str, settings: ServeSettings, host: str, port: int, *, gpu_id: int, ray: RayOptions
+    model: str,
+    settings: ServeSettings,
+    host: str,
+    port: int,
+    *,
+    gpu_id: int,
+    ray: RayOptions,
+    srl_options: Dict[str, Any],
 ) -> None:
     if gpu_id >= 0:
         raise UserError(Errors.E425)
@@ -206,6 +219,7 @@ def _serve_ray(
             replica_cpus=1.0 if ray.replica_cpus is None else ray.replica_cpus,
             replica_gpus=0.0 if ray.replica_gpus is None else ray.replica_gpus,
             address=ray.address,
+            srl_options=srl_options,
             echo=stderr,
         )
 

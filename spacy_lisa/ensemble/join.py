@@ -57,7 +57,7 @@ def join_pipelines(members: Sequence[str], gpu_id: int = -1) -> Language:
         },
     }
     joined = cast("LisaSRL", nlp.replace_pipe(name, SRL_FACTORY, config=config))
-    joined.cfg = copy.deepcopy(components[0].cfg)
+    joined.cfg.load(copy.deepcopy(components[0].cfg))  # the data; the options are its config's
     joined.cfg["model_dims"] = [dict(c.cfg["model_dims"]) for c in components]
     from ..pipeline.labels import ensure_model_built
 

@@ -10,7 +10,7 @@ component keeps one (``LisaSRL.options``) and every helper
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from thinc.api import ConfigValidationError
 
@@ -21,6 +21,12 @@ PREDICATE_SOURCES: Tuple[str, ...] = ("model", "doc")
 DECODINGS: Tuple[str, ...] = ("viterbi", "greedy")
 SENSE_LOSSES: Tuple[str, ...] = ("all", "candidates")
 TEACHER_FORCING: Tuple[str, ...] = tuple(TEACHER_FORCING_MODES)
+# the predicate types predicate_pos can keep: Universal Dependencies' UPOS tags, which
+# spaCy's token.pos_ and the model's own predicate UPOS use
+UPOS_TAGS: Tuple[str, ...] = (
+    "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM",
+    "PART", "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,7 @@ class SRLOptions:
       ``doc._.srl_label_attention`` (a model with a LAL top layer only).
     - ``spans_key``: the ``doc.spans`` key the frames are mirrored to.
     - ``predicate_pos``: keep only frames whose predicate has one of these UPOS tags
-      (None: all).
+      (:data:`UPOS_TAGS`; another value is error E042; None: all).
     - ``sense_loss``: the roleset softmax in training runs over ``"all"`` rolesets seen
       in training, or over the ``"candidates"`` of the gold lemma, the set decoding
       chooses from (BENCHMARKS.md, Senses).
@@ -96,7 +102,7 @@ class SRLOptions:
         if not isinstance(weights, LossWeights):
             object.__setattr__(self, "loss_weights", _loss_weights(weights))
         if self.predicate_pos is not None:
-            object.__setattr__(self, "predicate_pos", tuple(str(p) for p in self.predicate_pos))
+            object.__setattr__(self, "predicate_pos", check_predicate_pos(self.predicate_pos))
         for name in ("overwrite_parse", "unique_core_roles", "write_pos", "store_attention"):
             object.__setattr__(self, name, bool(getattr(self, name)))
         object.__setattr__(self, "transition_weight", float(self.transition_weight))
@@ -121,6 +127,18 @@ class SRLOptions:
 
 
 OPTION_NAMES: Tuple[str, ...] = tuple(f.name for f in fields(SRLOptions))
+
+
+def check_predicate_pos(values: Iterable[Any]) -> Tuple[str, ...]:
+    """``predicate_pos`` as the options hold it: a tuple of UPOS tags; ValueError E042
+    names the first value that is none (a typo would otherwise drop every frame)."""
+    if isinstance(values, (str, bytes)):  # "VERB" would read as V, E, R, B
+        values = [values]
+    tags = tuple(str(value) for value in values)
+    for tag in tags:
+        if tag not in UPOS_TAGS:
+            raise ValueError(Errors.E042.format(value=tag, choices=", ".join(UPOS_TAGS)))
+    return tags
 
 
 def _loss_weights(weights: Any) -> LossWeights:
@@ -152,4 +170,4 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-__all__ = ["OPTION_NAMES", "SRLOptions"]
+__all__ = ["OPTION_NAMES", "UPOS_TAGS", "SRLOptions", "check_predicate_pos"]

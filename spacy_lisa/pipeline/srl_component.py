@@ -47,6 +47,7 @@ from ..models.types import LisaBatch, LisaOutput, LisaSizes, LisaTargets
 from ..signatures import with_fields_as_parameters
 from .annotate import Annotator
 from .batching import LisaPrediction, Windower, predict_groups, train_batch
+from .component_cfg import ComponentCfg
 from .labels import PREDICATE_SUFFIX as PREDICATE_SUFFIX
 from .labels import (
     collect_label_data,
@@ -177,10 +178,12 @@ class LisaSRL(TrainablePipe):
     The options (keyword-only) are :class:`~.options.SRLOptions`' fields; they live in
     ``self.options``. They come from the pipeline's config (config.cfg, with any
     ``spacy.load(config=...)`` overrides), as the factory's arguments. ``self.cfg`` holds
-    what :meth:`initialize` learns from the data, saved with the pipeline.
-    ``parse_source``, ``predicate_source``, ``decoding`` and ``overwrite_parse`` can be
-    switched on a loaded pipeline (``spacy-lisa evaluate`` does); to keep such a change,
-    change the config.
+    what :meth:`initialize` learns from the data, saved with the pipeline, and reads and
+    sets the options under their names, as spaCy's components' cfg does
+    (:class:`~.component_cfg.ComponentCfg`). An option can be changed on a loaded
+    pipeline there, or as the attributes ``parse_source``, ``predicate_source``,
+    ``decoding`` and ``overwrite_parse`` (``spacy-lisa evaluate`` does); to keep such a
+    change, change the config.
     """
 
     def __init__(
@@ -201,7 +204,7 @@ class LisaSRL(TrainablePipe):
         self.name = name
         self.scorer = scorer
         self.options = SRLOptions(**options)
-        self.cfg: Dict[str, Any] = {**empty_label_data(), "model_dims": None}
+        self.cfg = ComponentCfg(self, {**empty_label_data(), "model_dims": None})
         self._windower = Windower()  # remembers its warnings: W001 and W003 once
         self._tables: Optional[FrameLabelTables] = None  # built from cfg on first use
 
@@ -365,7 +368,7 @@ class LisaSRL(TrainablePipe):
         return self._tables
 
     # ---------------------------------------------------------------- serialisation ----
-    # cfg (what initialize learned) is saved; the options are the config's (config.cfg)
+    # cfg's learned data is saved; the options are the config's (config.cfg)
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         self._validate_serialization_attrs()
         serialize: Dict[str, Callable[[], Any]] = {
@@ -388,7 +391,7 @@ class LisaSRL(TrainablePipe):
         self._validate_serialization_attrs()
         msg = srsly.msgpack_loads(bytes_data)
         if "cfg" not in exclude and "cfg" in msg:
-            self.cfg.update(srsly.json_loads(msg["cfg"]))
+            self.cfg.load(srsly.json_loads(msg["cfg"]))
         if "vocab" not in exclude and "vocab" in msg:
             self.vocab.from_bytes(msg["vocab"], exclude=exclude)
         if "model" not in exclude and "model" in msg:
@@ -405,7 +408,7 @@ class LisaSRL(TrainablePipe):
                 self.model.from_bytes(file_.read())
 
         deserialize: Dict[str, Callable[[Any], Any]] = {
-            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
+            "cfg": lambda p: self.cfg.load(srsly.read_json(p)),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "model": load_model,
         }

@@ -41,7 +41,7 @@ step 4) and :mod:`.run` (connecting to Ray, the pipeline of steps 3-5).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from ..errors import Errors
 from ..input_docs import SKIP_REASONS, skip_report
@@ -74,6 +74,7 @@ def annotate_ray(
     max_restarts: int = 3,
     max_task_retries: int = 3,
     overwrite: bool = False,
+    srl_options: Optional[Mapping[str, Any]] = None,
     echo: Optional[Callable[[str], None]] = None,
 ) -> Dict[str, Any]:
     """Label ``inputs`` (text, JSONL or Parquet: a file, a directory, a glob or a list
@@ -85,7 +86,9 @@ def annotate_ray(
     changed; a directory made from other inputs, with another model or other options
     (``tags`` too) is refused unless ``overwrite``. An actor is restarted at most
     ``max_restarts`` times, a batch retried at most ``max_task_retries`` times; then the
-    run stops, naming the shard.
+    run stops, naming the shard. ``srl_options``: ``lisa_srl`` options of the run over
+    the pipeline's config (``--predicate-pos``: ``{"predicate_pos": ["VERB"]}``), set on
+    every actor's pipeline; a directory labelled with other ones is refused as well.
 
     Returns the counts: ``docs`` (labelled), ``records`` (one per sentence),
     ``frames``, ``skipped`` (by reason: blank, empty_text, not_utf8, invalid_json,
@@ -103,12 +106,20 @@ def annotate_ray(
     with output_lock(out_dir):
         shards = plan_shards(inputs, input_format, shard_lines)
         model_id = {"name": _model_path(model), "fingerprint": pipeline_fingerprint(model)}
+        options = dict(srl_options or {})
         done = prepare_output(
-            out_dir, shards, output_format, shard_lines, model_id, overwrite, tags=tags
+            out_dir,
+            shards,
+            output_format,
+            shard_lines,
+            model_id,
+            overwrite,
+            tags=tags,
+            srl_options=options,
         )
         stats = _counts_done_before(shards, done)
         todo = [s for s in shards if s.index not in done]
-        labelling = Labelling(model_id, output_format, tags, skip_invalid)
+        labelling = Labelling(model_id, output_format, tags, skip_invalid, options)
         run_docs, seconds = run_on_ray(ray, address, todo, out_dir, stats, labelling, pool)
     _end_of_run(stats, run_docs, seconds, out_dir, output_format, echo)
     return stats

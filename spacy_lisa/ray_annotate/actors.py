@@ -16,7 +16,8 @@ class Annotator:
     and the driver skips and counts it (``too_long``) or stops the run on it.
 
     ``paths``: the input file of each shard index (for the message); ``tags``: each
-    frame's BIO tags in the records (``predict --tags``)."""
+    frame's BIO tags in the records (``predict --tags``); ``srl_options``: the
+    ``lisa_srl`` options of the run (``predict --predicate-pos``)."""
 
     def __init__(
         self,
@@ -26,6 +27,7 @@ class Annotator:
         threads: int,
         tags: bool = False,
         paths: Optional[Mapping[int, str]] = None,
+        srl_options: Optional[Mapping[str, Any]] = None,
     ):
         import torch
 
@@ -33,7 +35,7 @@ class Annotator:
 
         torch.set_num_threads(max(1, threads))
         # Ray sets CUDA_VISIBLE_DEVICES to the actor's GPU, which is then GPU 0
-        self.nlp = load_pipeline(model, 0 if use_gpu else -1)
+        self.nlp = load_pipeline(model, 0 if use_gpu else -1, srl_options)
         self.batch_size = batch_size
         self.tags = tags
         self.paths = dict(paths or {})

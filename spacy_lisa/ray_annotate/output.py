@@ -3,7 +3,8 @@ into place, then marked done by ``<shard>.done``, a marker that records what the
 was made from (its input, cut and fingerprint, the model). Re-runs keep the shards whose
 marker matches, redo those whose input changed, and refuse a directory made from other
 inputs, another model or other options (the output format, the shard size, per-frame
-tags) unless told to overwrite it. One run at a time: a lock file."""
+tags, the ``lisa_srl`` options of the run) unless told to overwrite it. One run at a
+time: a lock file."""
 
 from __future__ import annotations
 
@@ -250,8 +251,9 @@ def _check_manifest(out_dir: Path, manifest: Dict[str, Any], overwrite: bool) ->
     options; refuse a directory with markers but no manifest (E324)."""
     path = out_dir / MANIFEST
     if path.exists():
-        # a manifest without "tags" is that of a run from before --tags, which wrote them
-        old = {"tags": True, **json.loads(path.read_text(encoding="utf8"))}
+        # a manifest without "tags" is that of a run from before --tags, which wrote them;
+        # one without "srl_options", of a run before --predicate-pos: the pipeline's own
+        old = {"tags": True, "srl_options": {}, **json.loads(path.read_text(encoding="utf8"))}
         if old == manifest:
             return
         if not overwrite:
@@ -284,6 +286,7 @@ def prepare_output(
     model: Dict[str, str],
     overwrite: bool = False,
     tags: bool = False,
+    srl_options: Optional[Dict[str, Any]] = None,
 ) -> Dict[int, Dict[str, Any]]:
     """Check ``out_dir`` (its lock held) against this run and tidy it: remove temporary
     files, shards without a marker and shards whose input changed (they are redone),
@@ -292,8 +295,14 @@ def prepare_output(
 
     ``model``: ``name`` (for messages) and ``fingerprint``
     (:func:`spacy_lisa.loading.pipeline_fingerprint`); ``tags``: whether the records
-    carry each frame's BIO tags (a directory written otherwise is refused the same way)."""
-    manifest = {"format": output_format, "shard_lines": shard_lines, "tags": tags}
+    carry each frame's BIO tags, ``srl_options``: the ``lisa_srl`` options of the run (a
+    directory written otherwise is refused the same way)."""
+    manifest = {
+        "format": output_format,
+        "shard_lines": shard_lines,
+        "tags": tags,
+        "srl_options": dict(srl_options or {}),
+    }
     _check_manifest(out_dir, manifest, overwrite)
     planned = {s.name: s for s in shards}
     inputs = {s.path for s in shards}

@@ -9,7 +9,7 @@ import logging
 import sys
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -133,12 +133,13 @@ class Labelling:
     """What a run's shards are made with: the pipeline (``model``: its ``name``, a path
     resolved, and its ``fingerprint``), the ``output_format``, each frame's BIO ``tags``
     in the records or not; ``skip_invalid``: invalid lines are counted, else they stop
-    the run."""
+    the run; ``srl_options``: the ``lisa_srl`` options set on the actors' pipelines."""
 
     model: Dict[str, str]
     output_format: str
     tags: bool
     skip_invalid: bool
+    srl_options: Dict[str, Any] = field(default_factory=dict)
 
     @property
     def marker(self) -> Dict[str, Any]:
@@ -235,6 +236,7 @@ def _labelled(
                 "threads": int(pool.cpus) or 1,
                 "tags": labelling.tags,
                 "paths": {s.index: s.path for s in todo},
+                "srl_options": labelling.srl_options,
             },
             batch_size=pool.batch_size or 64,
             compute=ray.data.ActorPoolStrategy(size=pool.workers),

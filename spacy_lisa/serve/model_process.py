@@ -27,7 +27,7 @@ import signal
 import threading
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..errors import Errors
 from .batcher import BatchFailed, JobSpec, run_jobs
@@ -52,8 +52,10 @@ class ModelProcess:
         gpu_id: int = -1,
         torch_threads: Optional[int] = None,
         max_length: Optional[int] = None,
+        srl_options: Optional[Mapping[str, Any]] = None,
     ) -> None:
         self.model = model
+        self.srl_options = dict(srl_options or {})
         self.gpu_id = gpu_id
         self.torch_threads = torch_threads
         self.max_length = max_length
@@ -88,7 +90,14 @@ class ModelProcess:
         conn, child_conn = context.Pipe()
         process = context.Process(
             target=_child_main,
-            args=(child_conn, self.model, self.gpu_id, self.torch_threads, self.max_length),
+            args=(
+                child_conn,
+                self.model,
+                self.gpu_id,
+                self.torch_threads,
+                self.max_length,
+                self.srl_options,
+            ),
             name="lisa-serve-model",
             daemon=True,
         )
@@ -186,6 +195,7 @@ def _child_main(
     gpu_id: int,
     torch_threads: Optional[int],
     max_length: Optional[int],
+    srl_options: Dict[str, Any],
 ) -> None:
     """The child's life: load, report, run batches until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -193,7 +203,7 @@ def _child_main(
     try:
         from ..loading import load_pipeline
 
-        nlp = load_pipeline(model, gpu_id)
+        nlp = load_pipeline(model, gpu_id, srl_options)
         apply_model_settings(nlp, torch_threads, max_length)
         info = ModelInfo.of(nlp)
     except BaseException as err:  # the reason goes to the server, which reports it

@@ -10,7 +10,8 @@ drain on shutdown (``graceful_shutdown_timeout_s``). ``/metrics`` is per replica
 exports its own request metrics for the whole application).
 
 For ``serve run`` / ``serve deploy`` on a cluster, :func:`app_builder` is the import
-path: ``serve run spacy_lisa.serve.ray_serve:app_builder model=/shared/model replicas=4``.
+path: ``serve run spacy_lisa.serve.ray_serve:app_builder model=/shared/model replicas=4``
+(``predicate_pos=VERB,AUX`` as ``--predicate-pos``).
 """
 
 from __future__ import annotations
@@ -38,10 +39,16 @@ APP_NAME = "spacy-lisa"
 class LisaSRLDeployment:
     """One replica: the pipeline, loaded once, served by the app of :mod:`.app`."""
 
-    def __init__(self, model: str, settings: Dict[str, Any], use_gpu: bool = False) -> None:
+    def __init__(
+        self,
+        model: str,
+        settings: Dict[str, Any],
+        use_gpu: bool = False,
+        srl_options: Optional[Dict[str, Any]] = None,
+    ) -> None:
         # Ray gives a replica with num_gpus its GPU as device 0 (CUDA_VISIBLE_DEVICES)
         self.service = SRLService.load(
-            model, ServeSettings(**settings), gpu_id=0 if use_gpu else -1
+            model, ServeSettings(**settings), gpu_id=0 if use_gpu else -1, srl_options=srl_options
         )
 
     def __serve_build_asgi_app__(self) -> FastAPI:
@@ -60,8 +67,10 @@ def application(
     replicas: int = 1,
     replica_cpus: float = 1.0,
     replica_gpus: float = 0.0,
+    srl_options: Optional[Mapping[str, Any]] = None,
 ) -> Application:
-    """The deployment bound to its arguments, ready for ``serve.run``."""
+    """The deployment bound to its arguments, ready for ``serve.run``; every replica
+    sets ``srl_options`` (``--predicate-pos``) on its ``lisa_srl``."""
     if Path(model).exists():
         # replicas may start in another working directory (or node, on shared storage)
         model = str(Path(model).resolve())
@@ -78,27 +87,40 @@ def application(
         # a replica that cannot load the model fails the same way again: give up soon
         max_constructor_retry_count=2,
     )
-    return options.bind(model, settings.as_dict(), replica_gpus > 0)
+    return options.bind(model, settings.as_dict(), replica_gpus > 0, dict(srl_options or {}))
 
 
 def app_builder(args: Mapping[str, str]) -> Application:
     """For ``serve run spacy_lisa.serve.ray_serve:app_builder model=PATH replicas=N``
-    (also ``replica_cpus``, ``replica_gpus`` and every :class:`ServeSettings` field)."""
+    (also ``replica_cpus``, ``replica_gpus``, ``predicate_pos`` (comma-separated UPOS
+    tags, checked: E042) and every :class:`ServeSettings` field)."""
+    from ..pipeline.options import check_predicate_pos
+
     values = dict(args)
     model = values.pop("model")
     replicas = int(values.pop("replicas", 1))
     cpus = float(values.pop("replica_cpus", 1.0))
     gpus = float(values.pop("replica_gpus", 0.0))
+    pos = values.pop("predicate_pos", None)
+    srl_options = {"predicate_pos": list(check_predicate_pos(pos.split(",")))} if pos else {}
     fields = ServeSettings.__dataclass_fields__
     unknown = sorted(set(values) - set(fields))
     if unknown:
-        known = ["model", "replicas", "replica_cpus", "replica_gpus", *sorted(fields)]
+        known = [
+            *("model", "replicas", "replica_cpus", "replica_gpus", "predicate_pos"),
+            *sorted(fields),
+        ]
         problem = f"Unknown argument(s) {unknown} of app_builder; known: {', '.join(known)}"
         raise ValueError(Errors.E418.format(problem=problem))
     numbers = {"max_wait_ms": float, "drain_timeout": float}
     typed: Dict[str, Any] = {k: numbers.get(k, int)(v) for k, v in values.items()}
     return application(
-        model, ServeSettings(**typed), replicas=replicas, replica_cpus=cpus, replica_gpus=gpus
+        model,
+        ServeSettings(**typed),
+        replicas=replicas,
+        replica_cpus=cpus,
+        replica_gpus=gpus,
+        srl_options=srl_options,
     )
 
 
@@ -113,6 +135,7 @@ def run_ray(
     replica_gpus: float,
     address: Optional[str],
     echo: Callable[[str], None],
+    srl_options: Optional[Mapping[str, Any]] = None,
 ) -> None:
     """Start (or join) a Ray cluster, deploy ``replicas`` replicas behind Ray Serve's
     proxy on ``host``:``port`` and serve until SIGTERM / Ctrl-C; then delete the
@@ -124,7 +147,12 @@ def run_ray(
     try:
         serve.start(http_options={"host": host, "port": port})
         app = application(
-            model, settings, replicas=replicas, replica_cpus=replica_cpus, replica_gpus=replica_gpus
+            model,
+            settings,
+            replicas=replicas,
+            replica_cpus=replica_cpus,
+            replica_gpus=replica_gpus,
+            srl_options=srl_options,
         )
         try:
             serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)

@@ -120,6 +120,9 @@ class ModelInfo(BaseModel):
     path: str
     pipeline: List[str]
     spacy_version: str
+    predicate_pos: Optional[List[str]] = Field(
+        description="the predicate types labelled (--predicate-pos); null: every type"
+    )
 
 
 class HealthResponse(BaseModel):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import socket
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from spacy.language import Language
 
@@ -96,19 +96,22 @@ class SRLService:
         *,
         gpu_id: int = -1,
         model_process: bool = False,
+        srl_options: Optional[Mapping[str, Any]] = None,
     ) -> SRLService:
         """Load ``model`` as ``predict`` does (a UserError with a numbered message, e.g.
-        E450 for a GPU that cannot be used, when it cannot be); ``model_process``: in a
-        child process (a ModelProcessError, E427, with the child's reason)."""
+        E450 for a GPU that cannot be used, when it cannot be), with ``srl_options``
+        (``--predicate-pos``) set on its ``lisa_srl``; ``model_process``: in a child
+        process (a ModelProcessError, E427, with the child's reason)."""
         if model_process:
             child = ModelProcess(
                 model,
                 gpu_id=gpu_id,
                 torch_threads=settings.torch_threads,
                 max_length=settings.max_chars,
+                srl_options=srl_options,
             )
             return cls(child, settings, model=model)
-        nlp = load_pipeline(model, gpu_id)
+        nlp = load_pipeline(model, gpu_id, srl_options)
         init = None
         if gpu_id >= 0:
             # the GPU (thinc's ops, torch's and cupy's device) is chosen per thread
@@ -168,6 +171,7 @@ class SRLService:
                 "path": self.model_path,
                 "pipeline": list(self.model_info.pipeline),
                 "spacy_version": self.model_info.spacy_version,
+                "predicate_pos": self.model_info.predicate_pos,
             },
             "labels": self.labels(),
             "spacy_lisa_version": __version__,

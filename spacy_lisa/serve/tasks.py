@@ -30,17 +30,21 @@ class ModelInfo:
     pipeline: Tuple[str, ...]
     spacy_version: str
     labels: Tuple[str, ...]
+    predicate_pos: Optional[List[str]]  # the option in effect (None: every type)
 
     @classmethod
     def of(cls, nlp: Language) -> ModelInfo:
         meta = nlp.meta
+        component = srl_component(nlp)
+        pos = component.options.predicate_pos
         return cls(
             name=f"{nlp.lang}_{meta.get('name') or 'pipeline'}",
             version=str(meta.get("version") or "0.0.0"),
             lang=str(nlp.lang),
             pipeline=tuple(nlp.pipe_names),
             spacy_version=str(meta.get("spacy_version", "")),
-            labels=tuple(srl_component(nlp).labels),
+            labels=tuple(component.labels),
+            predicate_pos=None if pos is None else list(pos),
         )
 
 
