@@ -69,7 +69,7 @@ test-python313:
 
 # The encoder tests and the project smoke run beside transformers 5, in .venv-transformers5
 test-transformers5:
-	bash scripts/test_transformers5.sh
+	TORCH_INDEX=$(TORCH_INDEX) PYTHON=$(BASE_PYTHON) bash scripts/test_transformers5.sh
 
 lint:
 	$(VENV)/bin/ruff check spacy_lisa tests benchmarks scripts

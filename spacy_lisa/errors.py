@@ -510,7 +510,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E181 = (
         "Transformer weights '{name}' are not a local directory and could not be loaded from "
         "the Hugging Face cache ({cache}) or the hub{offline}: {reason} Fetch them once while "
-        "online, into the same cache (HF_HOME), with `huggingface-cli download {name}` or "
+        "online, into the same cache (HF_HOME), with `{cli} download {name}` or "
         '`python -c "from transformers import AutoModel, AutoTokenizer; '
         "AutoModel.from_pretrained('{name}'); AutoTokenizer.from_pretrained('{name}')\"`; "
         "or set paths.transformer_model to a local directory with config.json, the weights "
@@ -561,6 +561,12 @@ class Errors(metaclass=ErrorsWithCodes):
         "(model.safetensors or pytorch_model.bin, or their sharded *.index.json){found}. "
         "Save the model with model.save_pretrained(DIR) (PyTorch), or copy the weights "
         "file from the model's release."
+    )
+    E191 = (
+        "spacy-lisa.TransformerTok2Vec.v1: the transformer saved in this pipeline cannot be "
+        "rebuilt with the installed transformers {installed} (the pipeline was saved with "
+        "transformers {saved}): {reason}. Install that version or a later one (pip install "
+        '"transformers>={saved}"), or train the pipeline again with this one.'
     )
 
     # --- attention layers: label attention, LAN, relative positions (E200-E249) ---------------

@@ -162,8 +162,10 @@ def build_encoder(family: str, out: Path, layers: int = 2) -> Path:
         specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
         if family == "roberta":
             tok = _byte_level_bpe(specials)
+            # sep and cls by position: tokenizers 0.22 names the second ``cls``, 0.23
+            # ``cls_token``
             tok.post_processor = processors.RobertaProcessing(
-                sep=("</s>", 2), cls=("<s>", 0), add_prefix_space=False, trim_offsets=True
+                ("</s>", 2), ("<s>", 0), add_prefix_space=False, trim_offsets=True
             )
             tokenizer = hf.RobertaTokenizerFast(
                 tokenizer_object=tok, add_prefix_space=False, **roberta_specials

@@ -5,7 +5,9 @@ libraries: setup.cfg's ``dev`` extra) is imported plainly: missing, the module f
 to collect, loudly, instead of skipping in silence. Only what ``make install`` cannot
 provide may skip, and then it fails in CI (``CI=true``) as ``conftest.py``'s EWT and
 Chromium fixtures do; the GPU tests (marked ``gpu``) skip with their reason where there
-is no CUDA GPU."""
+is no CUDA GPU. An optional extra that an install of the package may lack by design
+(:data:`OPTIONAL_EXTRAS`: spacy-transformers, which transformers 5 rules out) may be
+``importorskip``-ed, with its reason."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ from typing import Iterator, List, Tuple
 
 TESTS = Path(__file__).resolve().parent
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+# setup.cfg's extras that `make install` provides but a supported install lacks (one
+# with transformers 5 cannot have spacy-transformers 1.4): their tests may skip, saying why
+OPTIONAL_EXTRAS = {"spacy_transformers"}
 
 
 def _modules() -> Iterator[Tuple[str, ast.Module]]:
@@ -39,7 +44,14 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 
 
 def _importorskips(tree: ast.Module) -> List[int]:
-    return [call.lineno for call in _calls(tree, "importorskip")]
+    """Lines of importorskip calls, but an optional extra's that gives its reason."""
+    return [call.lineno for call in _calls(tree, "importorskip") if not _optional(call)]
+
+
+def _optional(call: ast.Call) -> bool:
+    module = call.args[0] if call.args else None
+    named = isinstance(module, ast.Constant) and module.value in OPTIONAL_EXTRAS
+    return named and any(keyword.arg == "reason" for keyword in call.keywords)
 
 
 def _skips_on_import_error(tree: ast.Module) -> List[int]:
@@ -78,7 +90,10 @@ try:
     import fastapi
 except (ModuleNotFoundError, OSError):
     pytest.skip("no fastapi", allow_module_level=True)
+pytest.importorskip("spacy_transformers")
+pytest.importorskip("spacy_transformers", reason="an optional extra")
+pytest.importorskip("ray", reason="not an optional extra")
 """
     tree = ast.parse(source)
-    assert _importorskips(tree) == [3]
+    assert _importorskips(tree) == [3, 8, 10]
     assert _skips_on_import_error(tree) == [7]

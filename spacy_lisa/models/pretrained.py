@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from spacy.util import registry
 from thinc.api import ConfigValidationError
@@ -38,15 +40,25 @@ from thinc.api import ConfigValidationError
 from ..errors import Errors
 
 # the environment variables transformers reads for its cache, first match wins (as in
-# transformers.utils.hub and huggingface_hub.constants, which read them at import)
-CACHE_VARIABLES = (
+# transformers.utils.hub and huggingface_hub.constants, which read them at import):
+# transformers 4 reads its own three before the hub client's two, transformers 5 the
+# hub client's only (hub_cache_variables)
+TRANSFORMERS4_CACHE_VARIABLES = (
     "TRANSFORMERS_CACHE",
     "PYTORCH_TRANSFORMERS_CACHE",
     "PYTORCH_PRETRAINED_BERT_CACHE",
-    "HF_HUB_CACHE",
-    "HUGGINGFACE_HUB_CACHE",
 )
+HUB_CACHE_VARIABLES = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")
+CACHE_VARIABLES = TRANSFORMERS4_CACHE_VARIABLES + HUB_CACHE_VARIABLES
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+# the hub client's command line: `hf` from huggingface_hub 0.34, `huggingface-cli` before
+# (and gone from 1.0)
+HF_CLI_SINCE = (0, 34)
+# transformers 4's error for a tokenizer class it lacks ("Tokenizer class X does not
+# exist or is not currently imported."), such as "TokenizersBackend": transformers 5's
+# name for its plain fast tokenizer (4.x: PreTrainedTokenizerFast), under which it saves
+# a tokenizer of no model family (ModernBERT's)
+UNKNOWN_TOKENIZER_CLASS = "does not exist or is not currently imported"
 
 # what a model directory save_pretrained wrote holds (check_model_directory): the config,
 # tokenizer files (a fast tokenizer's tokenizer.json, or the vocabularies it is built
@@ -176,11 +188,38 @@ def hub_offline() -> bool:
     )
 
 
+def hub_cache_variables() -> Tuple[str, ...]:
+    """The cache variables the installed transformers reads, first match wins."""
+    return CACHE_VARIABLES if _major_minor("transformers")[0] < 5 else HUB_CACHE_VARIABLES
+
+
+def float32_weights() -> Dict[str, Any]:
+    """``from_pretrained`` / ``from_config`` keywords for float32 weights, whatever dtype
+    the checkpoint or its config holds: the optimizer (thinc's, on numpy float32) and the
+    encoder's own parameters are float32. transformers 5 loads the checkpoint's dtype
+    by default (a float16 checkpoint in float16), and names the keyword ``dtype``."""
+    import torch
+
+    key = "torch_dtype" if _major_minor("transformers")[0] < 5 else "dtype"
+    return {key: torch.float32}
+
+
+def hub_cli() -> str:
+    """The hub client's command the installed huggingface_hub provides."""
+    return "hf" if _major_minor("huggingface_hub") >= HF_CLI_SINCE else "huggingface-cli"
+
+
+def _major_minor(package: str) -> Tuple[int, ...]:
+    from packaging.version import Version
+
+    return Version(version(package)).release[:2]
+
+
 def hub_cache_dir() -> str:
     """The cache directory transformers reads hub models from: the first of
-    :data:`CACHE_VARIABLES` that is set, else ``$HF_HOME/hub`` (``HF_HOME`` defaulting to
-    ``$XDG_CACHE_HOME/huggingface``, ``~/.cache/huggingface``)."""
-    for var in CACHE_VARIABLES:
+    :func:`hub_cache_variables` that is set, else ``$HF_HOME/hub`` (``HF_HOME``
+    defaulting to ``$XDG_CACHE_HOME/huggingface``, ``~/.cache/huggingface``)."""
+    for var in hub_cache_variables():
         if os.environ.get(var):
             return os.path.expandvars(os.path.expanduser(os.environ[var]))
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
@@ -203,9 +242,41 @@ def load_pretrained(loader: Any, source: ModelSource, **kwargs: Any) -> Any:
         offline = " (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set)" if hub_offline() else ""
         raise config_error(
             Errors.E181.format(
-                name=source.name, cache=options["cache_dir"], offline=offline, reason=reason
+                name=source.name,
+                cache=options["cache_dir"],
+                offline=offline,
+                reason=reason,
+                cli=hub_cli(),
             )
         ) from err
+
+
+def load_tokenizer(source: ModelSource) -> Any:
+    """The fast ``AutoTokenizer`` of ``source`` (:func:`load_pretrained`). Under
+    transformers 4, a tokenizer class it lacks (transformers 5's ``TokenizersBackend``,
+    or a later family's) is read from the tokenizer.json as ``PreTrainedTokenizerFast``,
+    as transformers 5 does for a class it lacks."""
+    import transformers
+
+    try:
+        return load_pretrained(transformers.AutoTokenizer, source, use_fast=True)
+    except ValueError as err:
+        if hasattr(transformers, "TokenizersBackend") or UNKNOWN_TOKENIZER_CLASS not in str(err):
+            raise
+    # without the warning that the class is not the saved one: the tokenizer.json
+    # defines what the fast tokenizer does
+    log = logging.getLogger("transformers.tokenization_utils_base")
+    quiet = _OtherClassWarning()
+    log.addFilter(quiet)
+    try:
+        return load_pretrained(transformers.PreTrainedTokenizerFast, source)
+    finally:
+        log.removeFilter(quiet)
+
+
+class _OtherClassWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "is not the same type as the class" not in record.getMessage()
 
 
 def config_error(message: str) -> ConfigValidationError:

@@ -48,7 +48,13 @@ from thinc.api import ArgsKwargs, ConfigValidationError, Model, torch2xp, xp2tor
 from thinc.types import Floats2d
 
 from ..errors import Errors
-from .pretrained import config_error, load_pretrained, model_source
+from .pretrained import (
+    config_error,
+    float32_weights,
+    load_pretrained,
+    load_tokenizer,
+    model_source,
+)
 from .transformer_shim import TransformerShim
 from .wordpieces import (
     MarkedWindows,
@@ -226,7 +232,7 @@ def build_transformer_tok2vec(
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Any = None) -> None:
     """Load the weights and tokenizer (local directory, package or hub name: see
     :mod:`.pretrained`), resolve the predicate mark; set ``nO``."""
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from transformers import AutoConfig, AutoModel
 
     source = model_source(model.attrs["name"])
     config = load_pretrained(AutoConfig, source)
@@ -234,9 +240,9 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Any = None) -> None:
         for key in keys:
             if hasattr(config, key):
                 setattr(config, key, model.attrs[option])
-    transformer = load_pretrained(AutoModel, source, config=config)
+    transformer = load_pretrained(AutoModel, source, config=config, **float32_weights())
     try:
-        tokenizer = load_pretrained(AutoTokenizer, source, use_fast=True)
+        tokenizer = load_tokenizer(source)
     except ConfigValidationError:  # E181: the hub
         raise
     except (ValueError, ImportError) as err:

@@ -19,7 +19,9 @@ from thinc.api import Optimizer, torch2xp, xp2torch
 from thinc.types import FloatsXd
 from thinc.util import get_torch_default_device
 
+from ..errors import Errors
 from ..patches import AveragedPyTorchShim
+from .pretrained import ModelSource, float32_weights, load_tokenizer
 from .wordpieces import Pieces, WindowCache, prefix_spaced, special_ids
 
 if TYPE_CHECKING:
@@ -115,24 +117,41 @@ class TransformerShim(AveragedPyTorchShim):
 
     def from_bytes(self, bytes_data: bytes) -> TransformerShim:
         import torch
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
+        from transformers import CONFIG_MAPPING, AutoConfig, AutoModel
 
         msg = srsly.msgpack_loads(bytes_data)
         if msg["hf_config"] is None:
             return self
         if not self.encoder.built:
             hf_config = dict(msg["hf_config"])
-            config = AutoConfig.for_model(hf_config.pop("model_type"), **hf_config)
+            model_type = hf_config.pop("model_type")
+            if model_type not in CONFIG_MAPPING:
+                reason = f"it does not know the model type {model_type!r}"
+                raise ValueError(_rebuild_error(hf_config, reason))
+            config = AutoConfig.for_model(model_type, **hf_config)
             with tempfile.TemporaryDirectory() as tmp:
                 for fname, data in msg["tokenizer"].items():
                     (Path(tmp) / fname).write_bytes(data)
-                tokenizer = AutoTokenizer.from_pretrained(tmp, local_files_only=True, use_fast=True)
-            transformer = AutoModel.from_config(config)
+                try:
+                    tokenizer = load_tokenizer(ModelSource(tmp, tmp, local=True))
+                except (ValueError, ImportError) as err:  # a tokenizer class it lacks
+                    first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+                    reason = f"its tokenizer does not load ({first or type(err).__name__})"
+                    raise ValueError(_rebuild_error(hf_config, reason)) from err
+            transformer = AutoModel.from_config(config, **float32_weights())
             self.build(transformer, prefix_spaced(tokenizer), predicate_mark=msg["predicate_mark"])
         state = torch.load(io.BytesIO(msg["state"]), map_location=self.device, weights_only=True)
         self._model.load_state_dict(state)
         self.cache.clear()
         return self
+
+
+def _rebuild_error(hf_config: Dict[str, Any], reason: str) -> str:
+    """E191 for a saved transformer the installed transformers cannot rebuild."""
+    import transformers
+
+    saved = hf_config.get("transformers_version", "(unknown)")
+    return Errors.E191.format(installed=transformers.__version__, saved=saved, reason=reason)
 
 
 __all__ = ["TransformerShim"]

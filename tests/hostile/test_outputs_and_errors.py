@@ -342,7 +342,8 @@ BAD_ENCODERS: Dict[str, Tuple[Callable[[Path], Any], str, str]] = {
     "unknown-type": (_break, "E188", "model_type 'x-y'"),
     "bad-json": (lambda p: (p / "config.json").write_text("{"), "E188", "not readable JSON"),
     "no-tokenizer": (
-        lambda p: [(p / name).unlink() for name in ("tokenizer.json", "vocab.txt")],
+        # transformers 5 saves the tokenizer.json only
+        lambda p: [(p / name).unlink(missing_ok=True) for name in ("tokenizer.json", "vocab.txt")],
         "E189",
         "no tokenizer files",
     ),

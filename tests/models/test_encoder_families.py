@@ -7,13 +7,19 @@ tiny and random (``encoder_testing``).
 from __future__ import annotations
 
 import copy
+import json
+import os
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 import numpy
 import pytest
 import spacy
+import srsly
 import torch
 from encoder_testing import FAMILIES, LONG_WORDS, WINDOW, build_encoder
 from spacy.tokens import Doc, DocBin
@@ -299,7 +305,9 @@ def test_a_hub_name_not_cached_offline_says_how_to_fetch_it(offline_hub):
     message = " ".join(str(info.value).split())
     assert "[E181]" in message and str(offline_hub / "hub") in message
     assert "HF_HUB_OFFLINE" in message
-    assert f"huggingface-cli download {MISSING}" in message
+    # the hub client's command this install has (`hf`; `huggingface-cli` before 0.34)
+    command = re.search(rf"`(\S+) download {re.escape(MISSING)}`", message)
+    assert command and (Path(sys.executable).parent / command.group(1)).is_file()
     assert isinstance(info.value, ValueError)
 
 
@@ -342,3 +350,150 @@ def test_spacy_train_prints_the_hub_error_without_a_traceback(offline_hub, tmp_p
     printed = " ".join((out.out + out.err).split())
     assert f"[E181] Transformer weights '{MISSING}'" in printed
     assert "Traceback" not in printed
+
+
+# the cache where transformers' own from_pretrained finds a hub name, and ours: run with
+# the environment read at import; prints [theirs, ours] (found or not)
+CACHE_PROBE = """
+import json, sys
+from transformers import AutoConfig
+from spacy_lisa.models.pretrained import load_pretrained, model_source
+def found(load):
+    try:
+        load()
+        return True
+    except (OSError, ValueError):
+        return False
+name = sys.argv[1]
+print(json.dumps([
+    found(lambda: AutoConfig.from_pretrained(name)),
+    found(lambda: load_pretrained(AutoConfig, model_source(name))),
+]))
+"""
+
+
+def test_a_hub_name_is_read_from_the_cache_the_installed_transformers_reads(tmp_path, encoder_dir):
+    """TRANSFORMERS_CACHE and HF_HUB_CACHE name two folders, the model cached in one:
+    the tok2vec finds it where transformers' own from_pretrained does (transformers 4
+    reads TRANSFORMERS_CACHE first, transformers 5 only HF_HUB_CACHE), offline."""
+    results = []
+    for cached_in in ("TRANSFORMERS_CACHE", "HF_HUB_CACHE"):
+        caches = {var: tmp_path / cached_in / var for var in ("TRANSFORMERS_CACHE", "HF_HUB_CACHE")}
+        repo = caches[cached_in] / "models--tiny-org--tiny-bert"
+        commit = "0123456789abcdef0123456789abcdef01234567"
+        shutil.copytree(encoder_dir("bert"), repo / "snapshots" / commit)
+        (repo / "refs").mkdir()
+        (repo / "refs" / "main").write_text(commit)
+        env = {k: v for k, v in os.environ.items() if k not in CACHE_VARIABLES}
+        env.update({var: str(path) for var, path in caches.items()})
+        env.update(HF_HOME=str(tmp_path / "hf_home"), HF_HUB_OFFLINE="1")
+        out = subprocess.run(
+            [sys.executable, "-c", CACHE_PROBE, "tiny-org/tiny-bert"],
+            env=env, capture_output=True, text=True, timeout=300, check=True,
+        )  # fmt: skip
+        theirs, ours = json.loads(out.stdout.strip().splitlines()[-1])
+        results.append((cached_in, theirs, ours))
+    assert all(theirs == ours for _, theirs, ours in results), results
+    # one of the two is the folder transformers reads
+    assert sorted(theirs for _, theirs, _ in results) == [False, True], results
+
+
+# --- across transformers versions --------------------------------------------------------
+
+
+def _edited_transformer(model_bytes: bytes, edit: Callable[[Dict[str, Any]], None]) -> bytes:
+    """The tok2vec's bytes with ``edit`` applied to its saved transformer (the shim's
+    payload: hf_config, tokenizer files, state)."""
+    msg = srsly.msgpack_loads(model_bytes)
+    (node,) = [shims for shims in msg["shims"] if shims]
+    payload = srsly.msgpack_loads(node[0])
+    edit(payload)
+    node[0] = srsly.msgpack_dumps(payload)
+    return srsly.msgpack_dumps(msg)
+
+
+def _as_transformers_5_names_it(tokenizer_config: bytes) -> bytes:
+    """A plain fast tokenizer's tokenizer_config.json as transformers 5 writes it."""
+    config = json.loads(tokenizer_config)
+    config["tokenizer_class"] = "TokenizersBackend"
+    return json.dumps(config).encode("utf8")
+
+
+def test_a_tokenizer_saved_by_transformers_5_loads_under_4_and_5(
+    encoder_dir, tok2vec, tmp_path, vocab
+):
+    """ModernBERT's plain fast tokenizer, which transformers 5 saves as
+    "TokenizersBackend" (a class transformers 4 lacks), in a model directory and in a
+    saved tok2vec: both load and give the vectors they gave before."""
+    docs = [Doc(vocab, words="She said she would come .".split())]
+    expected = tok2vec("modernbert").predict(docs)[0]
+    local = tmp_path / "modernbert"
+    shutil.copytree(encoder_dir("modernbert"), local)
+    config = local / "tokenizer_config.json"
+    config.write_bytes(_as_transformers_5_names_it(config.read_bytes()))
+    numpy.testing.assert_allclose(make_tok2vec(str(local)).predict(docs)[0], expected, atol=1e-5)
+
+    def renamed(payload: Dict[str, Any]) -> None:
+        files = payload["tokenizer"]
+        files["tokenizer_config.json"] = _as_transformers_5_names_it(files["tokenizer_config.json"])
+
+    saved = _edited_transformer(tok2vec("modernbert").to_bytes(), renamed)
+    fresh = registry.resolve({"m": {"@architectures": TOK2VEC, "name": "/gone"}})["m"]
+    numpy.testing.assert_allclose(fresh.from_bytes(saved).predict(docs)[0], expected, atol=1e-5)
+
+
+def _half(payload: Dict[str, Any]) -> None:
+    # the key transformers 4 saves the dtype under, and transformers 5's
+    payload["hf_config"].update(torch_dtype="float16", dtype="float16")
+
+
+def test_a_float16_checkpoint_loads_trains_and_reloads_in_float32(encoder_dir, tmp_path, vocab):
+    """Weights saved in float16 (transformers 5 loads a checkpoint's own dtype by
+    default): the tok2vec holds them in float32, updates, and its saved transformer,
+    even one whose config says float16, is rebuilt in float32."""
+    from transformers import AutoModel
+
+    local = tmp_path / "bert-fp16"
+    shutil.copytree(encoder_dir("bert"), local)
+    AutoModel.from_pretrained(local).half().save_pretrained(local)
+    model = make_tok2vec(str(local))
+    assert {p.dtype for p in shim_of(model).encoder.parameters()} == {torch.float32}
+    docs = [Doc(vocab, words="John sold the car .".split())]
+    Y, backprop = model.begin_update(docs)
+    backprop([numpy.ones_like(y) for y in Y])
+    model.finish_update(Adam(0.001))
+    assert Y[0].dtype == numpy.float32
+    fresh = registry.resolve({"m": {"@architectures": TOK2VEC, "name": "/gone"}})["m"]
+    fresh.from_bytes(_edited_transformer(model.to_bytes(), _half))
+    assert {p.dtype for p in shim_of(fresh).encoder.parameters()} == {torch.float32}
+    numpy.testing.assert_allclose(fresh.predict(docs)[0], model.predict(docs)[0], atol=1e-5)
+
+
+def _future_model_type(payload: Dict[str, Any]) -> None:
+    payload["hf_config"].update(model_type="lisa-future-encoder", transformers_version="9.1.0")
+
+
+def _future_tokenizer(payload: Dict[str, Any]) -> None:
+    payload["hf_config"]["transformers_version"] = "9.1.0"
+    # a class of a later transformers, and no tokenizer.json this one could read instead
+    payload["tokenizer"] = {"tokenizer_config.json": b'{"tokenizer_class": "FutureTokenizer"}'}
+
+
+@pytest.mark.parametrize(
+    "edit,reason",
+    [
+        (_future_model_type, "does not know the model type 'lisa-future-encoder'"),
+        (_future_tokenizer, "its tokenizer does not load"),
+    ],
+    ids=["model-type", "tokenizer"],
+)
+def test_a_saved_transformer_this_transformers_cannot_rebuild_is_e191(tok2vec, edit, reason):
+    """A pipeline saved with a later transformers, whose model type or tokenizer the
+    installed one lacks: E191 names both versions and what is missing."""
+    saved = _edited_transformer(tok2vec("bert").to_bytes(), edit)
+    fresh = registry.resolve({"m": {"@architectures": TOK2VEC, "name": "/gone"}})["m"]
+    with pytest.raises(ValueError) as info:
+        fresh.from_bytes(saved)
+    message = str(info.value)
+    assert message.startswith("[E191]") and reason in message
+    assert "saved with transformers 9.1.0" in message and '"transformers>=9.1.0"' in message

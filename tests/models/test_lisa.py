@@ -593,6 +593,11 @@ def _minilm_path() -> Path:
 
 @pytest.mark.slow
 def test_transformer_listener_behind_a_transformer_component(monkeypatch):
+    # the optional extra spacy-lisa[spacy-transformers] (in the dev install): an install
+    # with transformers 5, which spacy-transformers 1.4 rules out, runs without it
+    pytest.importorskip(
+        "spacy_transformers", reason="spacy-transformers (an optional extra) is not installed"
+    )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     fix_random_seed(0)
