@@ -1,8 +1,9 @@
 """Static word vectors distilled from the local MiniLM, for ``lisa_cpu``'s Tok2Vec.
 
 What model2vec does ("distil a static model from a sentence transformer"), written out
-here because model2vec[distill] 0.10 requires transformers >= 4.55 and huggingface-hub
->= 1.0, which spacy-transformers 1.4 (transformers < 4.53.3) rules out:
+here because model2vec[distill] 0.10 needs huggingface-hub >= 1.0 and transformers < 5.4,
+which cannot be installed beside spacy-transformers 1.4 (the dev extra), whose
+transformers < 4.53.3 needs huggingface-hub < 1.0:
 
 1. every wordpiece of the MiniLM vocabulary is encoded alone (``[CLS] piece [SEP]``) and
    its output mean-pooled: one contextless vector per wordpiece;
