@@ -6,8 +6,9 @@ to collect, loudly, instead of skipping in silence. Only what ``make install`` c
 provide may skip, and then it fails in CI (``CI=true``) as ``conftest.py``'s EWT and
 Chromium fixtures do; the GPU tests (marked ``gpu``) skip with their reason where there
 is no CUDA GPU. An optional extra that an install of the package may lack by design
-(:data:`OPTIONAL_EXTRAS`: spacy-transformers, which transformers 5 rules out) may be
-``importorskip``-ed, with its reason."""
+or on some Pythons (:data:`OPTIONAL_EXTRAS`: spacy-transformers, which transformers 5
+rules out; ufal.chu_liu_edmonds, the spanning-tree reference, with no wheels past CPython
+3.12) may be ``importorskip``-ed, with its reason."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from typing import Iterator, List, Tuple
 
 TESTS = Path(__file__).resolve().parent
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
-# setup.cfg's extras that `make install` provides but a supported install lacks (one
-# with transformers 5 cannot have spacy-transformers 1.4): their tests may skip, saying why
-OPTIONAL_EXTRAS = {"spacy_transformers"}
+# what `make install` provides but a supported install lacks (one with transformers 5
+# cannot have spacy-transformers 1.4; dev has ufal only below CPython 3.13): their tests
+# may skip, saying why
+OPTIONAL_EXTRAS = {"spacy_transformers", "ufal.chu_liu_edmonds"}
 
 
 def _modules() -> Iterator[Tuple[str, ast.Module]]:
