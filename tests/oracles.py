@@ -150,3 +150,20 @@ __all__: Tuple[str, ...] = (
     "is_valid_transition",
     "records_to_docs",
 )
+
+
+def is_tree(heads: Sequence[int]) -> bool:
+    """One root (head == itself) and every token reaches it without a cycle (heads are
+    offsets, the root pointing to itself)."""
+    n = len(heads)
+    roots = [i for i, h in enumerate(heads) if h == i]
+    if len(roots) != 1 or not all(0 <= h < n for h in heads):
+        return False
+    for i in range(n):
+        seen, node = set(), i
+        while heads[node] != node:
+            if node in seen:
+                return False
+            seen.add(node)
+            node = heads[node]
+    return True

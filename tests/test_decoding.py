@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from oracles import (
     bio_to_spans,
     dense_viterbi,
+    is_tree,
     is_valid_bio,
     is_valid_start,
     is_valid_transition,
@@ -163,22 +164,6 @@ def test_estimate_transitions_unsmoothed_and_errors() -> None:
         estimate_transitions([["O", "B-X"]], labels)
     with pytest.raises(ValueError, match="E250"):
         estimate_transitions([], labels, smoothing=-1.0)
-
-
-def is_tree(heads: Sequence[int]) -> bool:
-    """One root (head == itself) and every token reaches it without a cycle."""
-    n = len(heads)
-    roots = [i for i, h in enumerate(heads) if h == i]
-    if len(roots) != 1 or not all(0 <= h < n for h in heads):
-        return False
-    for i in range(n):
-        seen, node = set(), i
-        while heads[node] != node:
-            if node in seen:
-                return False
-            seen.add(node)
-            node = heads[node]
-    return True
 
 
 def log_softmax(x: np.ndarray) -> np.ndarray:
