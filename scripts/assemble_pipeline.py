@@ -1,10 +1,12 @@
 """Assemble the pipeline users load for raw text: the project's UD tagger, morphologizer,
-parser and lemmatizer (which also split sentences) in front of a trained ``lisa_srl``,
-with the EWT-style tokenizer (and ``lisa_split_its``, which splits "its" where it means
-"it's", as EWT does).
+parser and lemmatizer (which also split sentences), or its senter and lemmatizer
+(configs/senter.cfg), in front of a trained ``lisa_srl``, with the EWT-style tokenizer
+(and ``lisa_split_its``, which splits "its" where it means "it's", as EWT does).
 
     python scripts/assemble_pipeline.py training/lisa_cpu/model-best \
         training/parser/model-best training/pipelines/lisa_cpu
+    python scripts/assemble_pipeline.py training/lisa_trf_short/model-best \
+        training/senter/model-best training/pipelines/lisa_trf_short --parse-source model
 
 The result is what ``spacy package`` turns into ``en_lisa_srl_ewt_cpu`` /
 ``en_lisa_srl_ewt_trf``. ``lisa_srl`` follows the parser's parse there
@@ -24,8 +26,24 @@ from pathlib import Path
 import numpy
 import spacy
 
-# the parser pipeline's components, in pipeline order (tok2vec first: the others listen)
-PARSER_COMPONENTS = ("tok2vec", "tagger", "morphologizer", "parser", "trainable_lemmatizer")
+# the components taken from the parser (or senter) pipeline, in pipeline order (tok2vec
+# first: the others listen)
+PARSER_COMPONENTS = (
+    "tok2vec",
+    "tagger",
+    "morphologizer",
+    "senter",
+    "parser",
+    "trainable_lemmatizer",
+)
+# how the meta's description names each of them
+DESCRIBED = {
+    "tagger": "tagger",
+    "morphologizer": "morphologizer",
+    "senter": "sentence segmenter",
+    "parser": "parser",
+    "trainable_lemmatizer": "lemmatizer",
+}
 EWT_TOKENIZER = {"@tokenizers": "spacy-lisa.EWTTokenizer.v1"}
 
 
@@ -86,6 +104,16 @@ def share_vectors(nlp: spacy.Language, parser_nlp: spacy.Language) -> None:
         )
 
 
+def description(pipe_names: list) -> str:
+    """The meta's description, naming the components in front of lisa_srl."""
+    named = [DESCRIBED[name] for name in pipe_names if name in DESCRIBED]
+    front = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else "".join(named)
+    return (
+        f"Semantic role labelling (LISA) for raw English text: UD {front} trained on EWT, "
+        "then lisa_srl. Frames in doc._.srl_frames."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("srl", type=Path, help="trained lisa_srl pipeline (model-best)")
@@ -108,10 +136,7 @@ def main() -> None:
     )
     if args.name:
         nlp.meta["name"] = args.name
-    nlp.meta["description"] = (
-        "Semantic role labelling (LISA) for raw English text: UD tagger, morphologizer, "
-        "parser and lemmatizer trained on EWT, then lisa_srl. Frames in doc._.srl_frames."
-    )
+    nlp.meta["description"] = description(nlp.pipe_names)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(args.output)
     print(f"{args.output}: {nlp.pipe_names}")

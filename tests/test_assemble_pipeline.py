@@ -73,3 +73,43 @@ def test_assembled_parse_source_is_in_the_config_and_the_component(tmp_path: Pat
     reloaded = spacy.load(tmp_path / "assembled")
     assert reloaded.get_pipe("lisa_srl").parse_source == "model"
     assert reloaded("John sold the car to Mary .")._.srl_parse_source == "model"
+
+
+def test_a_senter_pipeline_splits_raw_text_in_front_of_lisa_srl(tmp_path: Path) -> None:
+    """The `all` workflow's pipeline: configs/senter.cfg's senter and lemmatizer, trained
+    a few steps, sourced in front of lisa_srl; the assembled pipeline sets sentence starts
+    and lemmas on raw text, and its meta names what is in front."""
+    from spacy.training import Example
+    from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
+
+    srl = train_tiny_pipeline(TEXT_SENTENCES, TINY_MODEL, steps=2)
+    if "sentencizer" in srl.pipe_names:  # the senter alone must split the text
+        srl.remove_pipe("sentencizer")
+    srl.to_disk(tmp_path / "srl")
+    config = spacy.util.load_config(REPO / "configs" / "senter.cfg")
+    senter = spacy.util.load_model_from_config(config, auto_fill=True)
+    words = ["John", "sold", "cars", ".", "Mary", "bought", "them", "."]
+    reference = spacy.tokens.Doc(
+        senter.vocab,
+        words=words,
+        sent_starts=[True, False, False, False, True, False, False, False],
+        lemmas=["John", "sell", "car", ".", "Mary", "buy", "they", "."],
+    )
+    examples = [Example(senter.make_doc(" ".join(words)), reference)]
+    optimizer = senter.initialize(lambda: examples)
+    for _ in range(30):
+        senter.update(examples, sgd=optimizer)
+    senter.to_disk(tmp_path / "senter")
+    nlp = _script().assemble(tmp_path / "srl", tmp_path / "senter", parse_source="model")
+    assert nlp.pipe_names == [
+        "lisa_split_its",
+        "tok2vec",
+        "senter",
+        "trainable_lemmatizer",
+        "lisa_srl",
+    ]
+    doc = nlp("John sold cars. Mary bought them.")
+    assert doc.has_annotation("SENT_START") and doc.has_annotation("LEMMA")
+    assert [s.text for s in doc.sents] == ["John sold cars.", "Mary bought them."]
+    assert isinstance(doc._.srl_frames, list)
+    assert "sentence segmenter and lemmatizer" in _script().description(nlp.pipe_names)

@@ -5,8 +5,6 @@ sentences in the layout of UD_English-EWT, propbank-release and propbank-frames)
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +12,7 @@ from typing import Dict, List
 
 import pytest
 import srsly
-
-REPO = Path(__file__).resolve().parents[1]
+from project_testing import copy_project, frame_file, run_checked
 
 NAMES = ["Mira", "Tobias", "Ines", "Karl", "Petra", "Olaf"]
 # (word, lemma, roleset)
@@ -84,18 +81,6 @@ def _write_split(ud: Path, propbank: Path, split: str, docs: List[str], n_sents:
     (ud / f"en_ewt-ud-{split}.conllu").write_text("\n".join(conllu) + "\n", encoding="utf8")
 
 
-def _frame_file(lemma: str, rolesets: List[str]) -> str:
-    inner = "".join(
-        f"<roleset id='{r}' name=''><roles><role n='0' descr='agent'/>"
-        f"<role n='1' descr='theme'/></roles></roleset>"
-        for r in rolesets
-    )
-    return (
-        "<?xml version='1.0' encoding='utf-8'?>\n"
-        f"<frameset><predicate lemma='{lemma}'>{inner}</predicate></frameset>\n"
-    )
-
-
 def _git_repo(path: Path, branch: str) -> Path:
     """``path`` committed as a git repository on ``branch``."""
     # the test's own identity, unsigned: whatever the machine's git config says
@@ -121,7 +106,7 @@ def _repositories(root: Path) -> Dict[str, Path]:
         ("zorble", ["zorble.01"]),
     ]:
         (frames / "frames" / f"{lemma}.xml").write_text(
-            _frame_file(lemma, rolesets), encoding="utf8"
+            frame_file(lemma, rolesets), encoding="utf8"
         )
     return {
         "ud": _git_repo(ud, "r2.5"),
@@ -130,26 +115,11 @@ def _repositories(root: Path) -> Dict[str, Path]:
     }
 
 
-def _run(args: List[str], cwd: Path) -> str:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
-    # the venv's console scripts (spacy-lisa) must be found by `spacy project run`
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, (
-        f"{' '.join(map(str, args))} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    )
-    return proc.stdout
-
-
 @pytest.mark.slow
 def test_assets_then_workflow_in_a_fresh_clone(tmp_path: Path) -> None:
     repos = _repositories(tmp_path / "repos")
     # a fresh clone: no ../shared beside it, nothing under assets/
-    project = tmp_path / "clone" / "project"
-    project.mkdir(parents=True)
-    shutil.copy(REPO / "project.yml", project / "project.yml")
-    for folder in ("configs", "scripts"):
-        shutil.copytree(REPO / folder, project / folder)
+    project = copy_project(tmp_path / "clone" / "project")
     assert not (project.parent / "shared").exists()
     spacy = [sys.executable, "-m", "spacy", "project"]
     # a plain path and file:// URLs: `git clone` takes both
@@ -159,7 +129,7 @@ def test_assets_then_workflow_in_a_fresh_clone(tmp_path: Path) -> None:
         "--vars.frames_repo", repos["frames"].as_uri(),
         "--vars.frames_branch", "trunk",
     ]  # fmt: skip
-    _run(spacy + ["assets", ".", *sources], project)
+    run_checked(spacy + ["assets", ".", *sources], project)
     assert (project / "assets/ewt/ud/en_ewt-ud-train.conllu").is_file()
     assert len(list((project / "assets/ewt/propbank").rglob("*.gold_skel"))) == 8
     assert sorted(p.name for p in (project / "assets/propbank-frames/frames").iterdir()) == [
@@ -173,7 +143,7 @@ def test_assets_then_workflow_in_a_fresh_clone(tmp_path: Path) -> None:
     tiny = ["--vars.max_steps", "2", "--vars.vectors_max_pieces", "300"]
     tiny += ["--vars.heldout_share", "0.5"]
     for step in ("convert", "vectors", "train"):
-        _run(spacy + ["run", step, ".", *tiny], project)
+        run_checked(spacy + ["run", step, ".", *tiny], project)
     stats = srsly.read_json(project / "corpus/train.stats.json")
     assert stats["sentences"] == 48 and stats["predicates"] == 48
     cfg = srsly.read_json(project / "training/lisa_cpu/model-best/lisa_srl/cfg")

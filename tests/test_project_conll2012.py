@@ -4,16 +4,13 @@ training steps: every step's outputs exist, apart from EWT's."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
-from typing import List
 
 import pytest
 import srsly
 from parser_testing import train_tiny_parser
+from project_testing import copy_project, run_checked, zorble_frames
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
@@ -21,33 +18,12 @@ REPO = Path(__file__).resolve().parents[1]
 CONLL2012 = REPO / "tests" / "fixtures" / "conll2012"
 
 
-def _run(args: List[str], cwd: Path) -> None:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
-    # the venv's console scripts (spacy-lisa) must be found by `spacy project run`
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, (
-        f"{' '.join(map(str, args))} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    )
-
-
 @pytest.mark.slow
 def test_conll2012_workflow(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy(REPO / "project.yml", project / "project.yml")
-    for folder in ("configs", "scripts"):
-        shutil.copytree(REPO / folder, project / folder)
+    project = copy_project(tmp_path / "project")
     parser = tmp_path / "parser"
     train_tiny_parser().to_disk(parser)
-    frames = tmp_path / "frames"
-    frames.mkdir()
-    (frames / "zorble.xml").write_text(
-        "<?xml version='1.0' encoding='utf-8'?>\n<frameset><predicate lemma='zorble'>"
-        "<roleset id='zorble.01' name=''><roles><role n='0' descr='agent'/></roles>"
-        "</roleset></predicate></frameset>\n",
-        encoding="utf8",
-    )
+    frames = zorble_frames(tmp_path / "frames")
     overrides = [
         "--vars.conll2012_dir", str(CONLL2012),
         "--vars.conll2012_parser", str(parser),
@@ -55,7 +31,9 @@ def test_conll2012_workflow(tmp_path: Path) -> None:
         "--vars.max_steps", "2",
         "--vars.vectors_max_pieces", "300",
     ]  # fmt: skip
-    _run([sys.executable, "-m", "spacy", "project", "run", "conll2012", ".", *overrides], project)
+    run_checked(
+        [sys.executable, "-m", "spacy", "project", "run", "conll2012", ".", *overrides], project
+    )
 
     # the three splits, with the OntoNotes rolesets and the parser's trees
     train = list(DocBin().from_disk(project / "corpus/conll2012/train.spacy").get_docs(Vocab()))

@@ -4,46 +4,19 @@ of training steps: every step's outputs exist and the packaged pipeline loads.""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import srsly
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _run(args, cwd: Path) -> None:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    # the venv's console scripts (spacy-lisa) must be found by `spacy project run`
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, (
-        f"{' '.join(map(str, args))} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    )
+from project_testing import copy_project, run_checked, zorble_frames
 
 
 @pytest.mark.slow
 def test_project_workflow_smoke(tmp_path, ewt_dir):
     ewt = ewt_dir
-    project = tmp_path / "project"
-    project.mkdir()
-    for name in ("project.yml",):
-        shutil.copy(REPO / name, project / name)
-    for folder in ("configs", "scripts"):
-        shutil.copytree(REPO / folder, project / folder)
+    project = copy_project(tmp_path / "project")
     # one frame file: its roleset must reach the trained components' sense candidates
-    frames = tmp_path / "frames"
-    frames.mkdir()
-    (frames / "zorble.xml").write_text(
-        "<?xml version='1.0' encoding='utf-8'?>\n<frameset><predicate lemma='zorble'>"
-        "<roleset id='zorble.01' name=''><roles><role n='0' descr='agent'/></roles>"
-        "</roleset></predicate></frameset>\n",
-        encoding="utf8",
-    )
+    frames = zorble_frames(tmp_path / "frames")
     overrides = [
         "--vars.ewt_dir",
         str(ewt),
@@ -62,9 +35,40 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "0.5",
     ]
     spacy = [sys.executable, "-m", "spacy", "project", "run"]
-    # train-cpu: the parser and lisa_cpu side by side, as the `all` workflow runs them
-    for step in ("convert", "vectors", "train-cpu", "evaluate", "package"):
-        _run(spacy + [step, ".", *overrides], project)
+    run_checked(spacy + ["convert", ".", *overrides], project)
+    # the `all` workflow: the senter and the short-schedule transformer model, assembled
+    # and packaged (its smoke step installs torch into a fresh virtualenv: the wheel is
+    # installed here without dependencies instead)
+    short = ["--vars.short_max_steps", "4", "--vars.short_warmup", "2"]
+    short += ["--vars.short_eval_frequency", "2", "--vars.senter_max_steps", "6"]
+    workflow = srsly.read_yaml(project / "project.yml")["workflows"]["all"]
+    assert workflow == [
+        "convert",
+        "train-senter",
+        "train-trf-short",
+        "evaluate-trf-short",
+        "package-trf-short",
+        "smoke-trf-short",
+    ]
+    for step in workflow[1:-1]:
+        run_checked(spacy + [step, ".", *overrides, *short], project)
+    short_best = (project / "training/lisa_trf_short/model-best/config.cfg").read_text()
+    assert 'dev = "corpus/train_heldout.spacy"' in short_best
+    assert "max_steps = 4" in short_best and "warmup_steps = 2" in short_best
+    senter_best = (project / "training/senter/model-best/config.cfg").read_text()
+    assert 'dev = "corpus/train_heldout.docs.spacy"' in senter_best
+    assert "| SRL F1 |" in (project / "metrics/lisa_trf_short.md").read_text()
+    short_meta = json.loads((project / "training/pipelines/lisa_trf_short/meta.json").read_text())
+    assert short_meta["pipeline"][-1] == "lisa_srl" and "senter" in short_meta["pipeline"]
+    assert "parser" not in short_meta["pipeline"]
+    # all-cpu: train-cpu trains the parser and lisa_cpu side by side
+    assert srsly.read_yaml(project / "project.yml")["workflows"]["all-cpu"][:3] == [
+        "convert",
+        "vectors",
+        "train-cpu",
+    ]
+    for step in ("vectors", "train-cpu", "evaluate", "package"):
+        run_checked(spacy + [step, ".", *overrides], project)
     cpu_best = (project / "training/lisa_cpu/model-best/config.cfg").read_text()
     assert 'dev = "corpus/train_heldout.spacy"' in cpu_best
     cpu_cfg = srsly.read_json(project / "training/lisa_cpu/model-best/lisa_srl/cfg")
@@ -72,11 +76,13 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     # distillation, with the smoke run's lisa_cpu standing in for the transformer teacher
     distill = ["--vars.teacher_config", "lisa_cpu", "--vars.distill_max_steps", "6"]
     for step in ("teacher-labels", "train-distilled"):
-        _run(spacy + [step, ".", *overrides, *distill], project)
+        run_checked(spacy + [step, ".", *overrides, *distill], project)
     # adapt-trf (fine-tuning on sentences that sometimes run together), on the smoke run's
     # lisa_cpu: the transformer is too slow for CI
     adapt = ["--vars.trf_config", "lisa_cpu", "--vars.trf_adapt_steps", "6"]
-    _run(spacy + ["adapt-trf", ".", *overrides, *adapt, "--vars.trf_adapt_warmup", "2"], project)
+    run_checked(
+        spacy + ["adapt-trf", ".", *overrides, *adapt, "--vars.trf_adapt_warmup", "2"], project
+    )
     adapted = (project / "training/lisa_cpu/model-last/config.cfg").read_text()
     # the share project.yml gives adapt-trf reaches the training reader
     share = srsly.read_yaml(project / "project.yml")["vars"]["trf_adapt_merge"]
@@ -117,12 +123,12 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     assert meta["pipeline"][-1] == "lisa_srl" and "parser" in meta["pipeline"]
     assert "| SRL F1 |" in (project / "metrics/lisa_cpu.md").read_text()
 
-    # the packaged wheel installs (without dependencies: they are this environment's) and
-    # loads with spacy.load by its package name
-    wheels = list((project / "packages").glob("*/dist/*.whl"))
+    # the packaged wheels install (without dependencies: they are this environment's) and
+    # load with spacy.load by their package names
+    wheels = list((project / "packages").glob("en_lisa_srl_ewt_cpu-*/dist/*.whl"))
     assert len(wheels) == 1, wheels
     target = tmp_path / "site"
-    _run(
+    run_checked(
         [
             sys.executable,
             "-m",
@@ -148,11 +154,22 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "assert nlp.pipe_names[-1] == 'lisa_srl' and 'parser' in nlp.pipe_names; "
         "print('loaded', nlp.pipe_names)"
     )
-    _run([sys.executable, "-c", code, str(target)], project)
+    run_checked([sys.executable, "-c", code, str(target)], project)
+    wheels = list((project / "packages").glob("en_lisa_srl_ewt_trf_short-*/dist/*.whl"))
+    assert len(wheels) == 1, wheels
+    target = tmp_path / "site_short"
+    run_checked(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
+        + [str(wheels[0])],
+        project,
+    )
+    short_code = code.replace("en_lisa_srl_ewt_cpu", "en_lisa_srl_ewt_trf_short")
+    short_code = short_code.replace("'parser' in nlp.pipe_names", "'senter' in nlp.pipe_names")
+    run_checked([sys.executable, "-c", short_code, str(target)], project)
 
-    # the ensemble workflow: two more seeds, joined with the packaged pipeline of `all`
+    # the ensemble workflow: two more seeds, joined with the packaged pipeline of `all-cpu`
     for step in ("train-cpu-seeds", "join-ensemble", "package-ensemble"):
-        _run(spacy + [step, ".", *overrides], project)
+        run_checked(spacy + [step, ".", *overrides], project)
     joined = (project / "training/pipelines/lisa_cpu_ensemble/config.cfg").read_text()
     assert '@architectures = "spacy-lisa.Ensemble.v1"' in joined
     assert all(f"member{i}]" in joined for i in range(3)) and "member3]" not in joined
@@ -160,10 +177,10 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     wheels = list((project / "packages").glob("en_lisa_srl_ewt_cpu_ensemble-*/dist/*.whl"))
     assert len(wheels) == 1, wheels
     target = tmp_path / "site_ensemble"
-    _run(
+    run_checked(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
         + [str(wheels[0])],
         project,
     )
     code = code.replace("en_lisa_srl_ewt_cpu", "en_lisa_srl_ewt_cpu_ensemble")
-    _run([sys.executable, "-c", code, str(target)], project)
+    run_checked([sys.executable, "-c", code, str(target)], project)

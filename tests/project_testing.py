@@ -1,0 +1,56 @@
+"""What the tests of the spaCy project's workflows share: a copy of the project to run in,
+a command run as `spacy project run` runs it, and a frame file for a lemma no corpus has."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Sequence
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def copy_project(project: Path) -> Path:
+    """project.yml, configs/ and scripts/ copied into ``project`` (a fresh directory)."""
+    project.mkdir(parents=True)
+    shutil.copy(REPO / "project.yml", project / "project.yml")
+    for folder in ("configs", "scripts"):
+        shutil.copytree(REPO / folder, project / folder)
+    return project
+
+
+def run_checked(args: Sequence[str], cwd: Path) -> str:
+    """Run ``args`` in ``cwd`` with this venv's console scripts first on the PATH (as
+    `spacy project run` needs them: spacy-lisa) and one thread; fail with the output's
+    end when it fails. Returns its stdout."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run(list(map(str, args)), cwd=cwd, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, (
+        f"{' '.join(map(str, args))} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    )
+    return proc.stdout
+
+
+def frame_file(lemma: str, rolesets: List[str]) -> str:
+    """A PropBank frame file (XML) of ``lemma`` with ``rolesets``, each with ARG0/ARG1."""
+    inner = "".join(
+        f"<roleset id='{r}' name=''><roles><role n='0' descr='agent'/>"
+        f"<role n='1' descr='theme'/></roles></roleset>"
+        for r in rolesets
+    )
+    return (
+        "<?xml version='1.0' encoding='utf-8'?>\n"
+        f"<frameset><predicate lemma='{lemma}'>{inner}</predicate></frameset>\n"
+    )
+
+
+def zorble_frames(folder: Path) -> Path:
+    """``folder`` holding one frame file, of a lemma no corpus has (zorble.01): its
+    roleset reaches a trained component's sense candidates only from the frame files."""
+    folder.mkdir(parents=True)
+    (folder / "zorble.xml").write_text(frame_file("zorble", ["zorble.01"]), encoding="utf8")
+    return folder
