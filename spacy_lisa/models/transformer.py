@@ -99,8 +99,9 @@ class TransformerSettings:
     trainable_layers: Optional[int]
     # the encoder cut to its embeddings and lower blocks 0..num_layers-1 (None: all
     # blocks): the output is the hidden state after block num_layers; the top blocks are
-    # dropped when the weights are loaded, so they cost no time or memory and the saved
-    # pipeline holds only the blocks kept
+    # dropped when the weights are loaded (before the encoder moves to its device), so
+    # they cost no time or memory in training or prediction and the saved pipeline holds
+    # only the blocks kept
     num_layers: Optional[int]
     # ELMo-style softmax-weighted sum of the hidden states times gamma (all of them incl.
     # the embeddings, of the blocks kept; under partial freezing the boundary state and

@@ -29,9 +29,10 @@ forward. With the layer mix, the mix weighs the states the trained part sees and
 
 A cut encoder (``num_layers`` = n): :func:`cut_blocks` keeps the embeddings and the lower
 n blocks and sets the HF config to n blocks, before the encoder reaches its device, so
-the top blocks take no memory or time and are not saved; the model's own forward then
-runs n blocks (what follows them, ModernBERT's final norm, follows block n), and
-everything above (partial freezing, the mix, the caches) sees an n-block encoder.
+that from then on the top blocks take no memory or time and are not saved; the model's
+own forward then runs n blocks (what follows them, ModernBERT's final norm, follows
+block n), and everything above (partial freezing, the mix, the caches) sees an n-block
+encoder.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import copy
 import io
 import re
 import shutil
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Set
 
@@ -28,6 +29,8 @@ from spacy_lisa.models.wordpieces import MarkedWindows, doc_windows, marked_wind
 
 TOK2VEC = "spacy-lisa.TransformerTok2Vec.v1"
 DEPTH = 4  # blocks of the tiny encoders here
+# transformers 5 ends ModernBERT's hidden_states with the final-normed state, 4 without
+NORMED_LAST_STATE = int(version("transformers").split(".")[0]) >= 5
 # a block's parameter: encoder.layer.2., transformer.layer.2. (DistilBERT), layers.2.
 BLOCK = re.compile(r"\blayers?\.(\d+)\.")
 SENTENCES = [
@@ -76,12 +79,13 @@ def docs_of(vocab: Any) -> List[Doc]:
 
 
 def pooled_states(
-    full: Any, raw: List[Any], lengths: List[int], states: List[int], *, final_norm: bool
+    full: Any, raw: List[Any], lengths: List[int], states: List[int], *, normed_last: bool
 ) -> List[numpy.ndarray]:
     """The mean over ``states`` (indices into the full encoder's ``hidden_states``) of
     each token's wordpiece-mean, per entry of ``lengths``, computed with the full
-    tok2vec's transformer and windows; ``final_norm``: pass the mean through what the
-    encoder puts after its last block (ModernBERT's final norm), as its own output does."""
+    tok2vec's transformer and windows; ``normed_last``: the last of ``states`` through
+    what the encoder puts after its last block (ModernBERT's final norm), as the cut
+    encoder's last state comes out of it."""
     transformer = shim_of(full).encoder.transformer
     windows = _plan(full, raw)
     width = int(transformer.config.hidden_size)
@@ -94,9 +98,10 @@ def pooled_states(
                 input_ids=sub.input_ids, attention_mask=sub.attention_mask,
                 output_hidden_states=True, return_dict=True, **marks,
             )  # fmt: skip
-            state = torch.stack([out.hidden_states[k] for k in states]).mean(dim=0)
-            if final_norm and hasattr(transformer, "final_norm"):
-                state = transformer.final_norm(state)
+            chosen = [out.hidden_states[k] for k in states]
+            if normed_last and hasattr(transformer, "final_norm"):
+                chosen[-1] = transformer.final_norm(chosen[-1])
+            state = torch.stack(chosen).mean(dim=0)
             flat = state.reshape(-1, width).numpy()
             for position, row in enumerate(sub.token_index.tolist()):
                 if row >= 0:
@@ -145,7 +150,7 @@ def test_a_cut_encoder_gives_the_full_encoders_state_after_its_last_block(
     full = make_tok2vec(encoder_dir(family))
     cut = make_tok2vec(encoder_dir(family), num_layers=num_layers)
     docs = docs_of(vocab)
-    expected = pooled_states(full, *doc_windows(docs), [num_layers], final_norm=True)
+    expected = pooled_states(full, *doc_windows(docs), [num_layers], normed_last=True)
     for got, want in zip(cut.predict(docs), expected, strict=True):
         numpy.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
     assert len(blocks_of(cut)) == num_layers
@@ -158,12 +163,14 @@ def test_a_cut_encoder_gives_the_full_encoders_state_after_its_last_block(
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_mix_weighs_the_states_of_the_blocks_kept(family, encoder_dir, vocab):
     """layer_mix with num_layers = 2: three weights (the embeddings and two blocks); the
-    untrained mix (uniform, gamma 1) is the mean of the full encoder's hidden_states[0..2]."""
+    untrained mix (uniform, gamma 1) is the mean of the full encoder's hidden_states[0..2]
+    (the last as the encoder's hidden_states end: transformers 5 gives ModernBERT's
+    through its final norm, transformers 4 before it)."""
     full = make_tok2vec(encoder_dir(family))
     cut = make_tok2vec(encoder_dir(family), num_layers=2, layer_mix=True)
     assert tuple(shim_of(cut).encoder.mix_weights.shape) == (3,)
     docs = docs_of(vocab)
-    expected = pooled_states(full, *doc_windows(docs), [0, 1, 2], final_norm=False)
+    expected = pooled_states(full, *doc_windows(docs), [0, 1, 2], normed_last=NORMED_LAST_STATE)
     for got, want in zip(cut.predict(docs), expected, strict=True):
         numpy.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
 
@@ -343,6 +350,6 @@ def test_the_marked_pass_runs_the_blocks_kept(predicate_mark, encoder_dir, vocab
     if predicate_mark == "indicator":
         numpy.testing.assert_allclose(got, unmarked, atol=1e-6, rtol=0)
     else:
-        (want,) = pooled_states(full, *marked_windows(X), [2], final_norm=True)
+        (want,) = pooled_states(full, *marked_windows(X), [2], normed_last=True)
         numpy.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
         assert numpy.abs(got - unmarked).max() > 1e-3  # the mark counts
