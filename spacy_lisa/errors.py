@@ -536,9 +536,10 @@ class Errors(metaclass=ErrorsWithCodes):
         "`spacy project run encoder-mpnet` again."
     )
     E186 = (
-        "spacy-lisa.TransformerTok2Vec.v1: trainable_layers needs the transformer's list of "
-        "blocks (encoder.layer, transformer.layer or layers), which {model} does not have. "
-        "Set trainable_layers = null (fine-tune all) or frozen = true for this encoder."
+        "spacy-lisa.TransformerTok2Vec.v1: trainable_layers and num_layers need the "
+        "transformer's list of blocks (encoder.layer, transformer.layer or layers), which "
+        "{model} does not have. Set trainable_layers = null (fine-tune all) or frozen = true, "
+        "and num_layers = null (all blocks), for this encoder."
     )
     E187 = (
         "Transformer weights '{name}': the directory {path} is not a transformer model: it "
@@ -567,6 +568,22 @@ class Errors(metaclass=ErrorsWithCodes):
         "rebuilt with the installed transformers {installed} (the pipeline was saved with "
         "transformers {saved}): {reason}. Install that version or a later one (pip install "
         '"transformers>={saved}"), or train the pipeline again with this one.'
+    )
+    E192 = (
+        "spacy-lisa.TransformerTok2Vec.v1: num_layers={value}, but the transformer '{name}' "
+        "has {depth} blocks. Set num_layers between 1 and {depth} (the lower blocks kept), "
+        "or null for all of them."
+    )
+    E193 = (
+        "spacy-lisa.TransformerTok2Vec.v1: trainable_layers={trainable} is more than the "
+        "num_layers={value} blocks kept (trainable_layers counts the top blocks of those "
+        "kept). Set trainable_layers to at most {value}, or null to fine-tune all of them."
+    )
+    E194 = (
+        "spacy-lisa.TransformerTok2Vec.v1: num_layers={value}, but the transformer saved in "
+        "this pipeline has {saved} blocks. The blocks are cut when the pipeline is "
+        "initialised and only those kept are saved, so a saved pipeline cannot be cut "
+        "again: set num_layers = {saved} (or null) as it was trained, or train it again."
     )
 
     # --- attention layers: label attention, LAN, relative positions (E200-E249) ---------------

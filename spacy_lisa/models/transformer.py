@@ -17,6 +17,8 @@ after the whole wordpiece tensor crossed over. Here:
   ``cache_tokens`` the frozen part's output (the boundary state of each wordpiece) of
   seen windows is kept in training, so that a step costs the top blocks' share of the
   encoder once a window has been seen (see :func:`_run` for what is a hit);
+- ``num_layers`` cuts the encoder to its lower blocks when its weights are loaded: the top
+  blocks are neither run nor kept nor saved;
 - ``learn_rate_scale`` scales the optimizer's learning rate for the transformer weights.
 
 Any Hugging Face encoder with a fast tokenizer: WordPiece (BERT, ELECTRA, DistilBERT),
@@ -92,11 +94,18 @@ class TransformerSettings:
     # no gradients into the transformer (the same as trainable_layers = 0)
     frozen: bool
     # the top blocks that fine-tune (None: all); the embeddings and the blocks below get
-    # no gradient and no dropout; a number at or above the depth trains all
+    # no gradient and no dropout; a number at or above the depth trains all (with
+    # num_layers: counted from the top of the blocks kept, at most num_layers)
     trainable_layers: Optional[int]
+    # the encoder cut to its embeddings and lower blocks 0..num_layers-1 (None: all
+    # blocks): the output is the hidden state after block num_layers; the top blocks are
+    # dropped when the weights are loaded (before the encoder moves to its device), so
+    # they cost no time or memory in training or prediction and the saved pipeline holds
+    # only the blocks kept
+    num_layers: Optional[int]
     # ELMo-style softmax-weighted sum of the hidden states times gamma (all of them incl.
-    # the embeddings; under partial freezing the boundary state and the top blocks'
-    # outputs); else the last hidden state
+    # the embeddings, of the blocks kept; under partial freezing the boundary state and
+    # the top blocks' outputs); else the last hidden state
     layer_mix: bool
     # with frozen, keep up to this many tokens' pooled outputs (float16) of windows seen
     # in training in memory; under partial freezing, up to this many wordpieces' boundary
@@ -127,13 +136,22 @@ class TransformerSettings:
 
     def check(self) -> None:
         """Raise ``ValueError`` for settings that cannot work together or are out of
-        range (E163, E184, E162, E179)."""
-        if self.trainable_layers is not None and self.trainable_layers < 0:
-            need = ">= 0, or null for all"
+        range (E163, E193, E184, E162, E179); num_layers above the depth is E192 at
+        :func:`init`, where the depth is known."""
+        for option, blocks, least in (
+            ("trainable_layers", self.trainable_layers, 0),
+            ("num_layers", self.num_layers, 1),
+        ):
+            if blocks is not None and blocks < least:
+                need = f">= {least}, or null for all"
+                raise ValueError(Errors.E163.format(option=option, value=blocks, need=need))
+        if (
+            self.num_layers is not None
+            and self.trainable_layers is not None
+            and self.trainable_layers > self.num_layers
+        ):
             raise ValueError(
-                Errors.E163.format(
-                    option="trainable_layers", value=self.trainable_layers, need=need
-                )
+                Errors.E193.format(trainable=self.trainable_layers, value=self.num_layers)
             )
         if self.frozen and self.trainable_layers:
             raise ValueError(Errors.E184.format(value=self.trainable_layers))
@@ -160,6 +178,7 @@ class TransformerSettings:
             layer_mix=self.layer_mix,
             frozen=self.frozen,
             trainable_layers=self.trainable_layers,
+            num_layers=self.num_layers,
             autocast=self.autocast,
         )
         shim = TransformerShim(
@@ -174,6 +193,7 @@ class TransformerSettings:
             attrs={
                 "name": self.name,
                 "frozen": self.frozen,
+                "num_layers": self.num_layers,
                 "hidden_dropout": self.hidden_dropout,
                 "attention_dropout": self.attention_dropout,
                 "max_batch_wordpieces": self.max_batch_wordpieces,
@@ -190,6 +210,7 @@ def build_transformer_tok2vec(
     pooling: str = "mean",
     frozen: bool = False,
     trainable_layers: Optional[int] = None,
+    num_layers: Optional[int] = None,
     layer_mix: bool = False,
     cache_tokens: int = 0,
     learn_rate_scale: float = 1.0,
@@ -216,6 +237,7 @@ def build_transformer_tok2vec(
         name=name,
         frozen=frozen,
         trainable_layers=trainable_layers,
+        num_layers=num_layers,
         layer_mix=layer_mix,
         cache_tokens=cache_tokens,
         learn_rate_scale=learn_rate_scale,
@@ -231,11 +253,15 @@ def build_transformer_tok2vec(
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Any = None) -> None:
     """Load the weights and tokenizer (local directory, package or hub name: see
-    :mod:`.pretrained`), resolve the predicate mark; set ``nO``."""
+    :mod:`.pretrained`), resolve the predicate mark; set ``nO``. The encoder is cut to
+    ``num_layers`` blocks when the shim builds it, before it moves to the device."""
     from transformers import AutoConfig, AutoModel
 
     source = model_source(model.attrs["name"])
     config = load_pretrained(AutoConfig, source)
+    num_layers, depth = model.attrs["num_layers"], int(config.num_hidden_layers)
+    if num_layers is not None and num_layers > depth:  # before the weights are read
+        raise config_error(Errors.E192.format(value=num_layers, name=source.name, depth=depth))
     for option, keys in DROPOUT_KEYS.items():
         for key in keys:
             if hasattr(config, key):

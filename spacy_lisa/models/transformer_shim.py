@@ -39,8 +39,9 @@ class TransformerShim(AveragedPyTorchShim):
     the frozen-output cache.
 
     ``to_bytes`` stores the HF config, the tokenizer files, the predicate mark and the
-    state dict, so that ``from_bytes`` rebuilds everything without the original model
-    directory. ``finish_update`` scales the learning rate of the transformer weights.
+    state dict (of a cut encoder: its config and weights of the blocks kept), so that
+    ``from_bytes`` rebuilds everything without the original model directory.
+    ``finish_update`` scales the learning rate of the transformer weights.
     """
 
     def __init__(
@@ -129,6 +130,10 @@ class TransformerShim(AveragedPyTorchShim):
                 reason = f"it does not know the model type {model_type!r}"
                 raise ValueError(_rebuild_error(hf_config, reason))
             config = AutoConfig.for_model(model_type, **hf_config)
+            # the saved blocks are those num_layers kept: none above them to cut again
+            num_layers, saved = self.encoder.num_layers, int(config.num_hidden_layers)
+            if num_layers is not None and num_layers != saved:
+                raise ValueError(Errors.E194.format(value=num_layers, saved=saved))
             with tempfile.TemporaryDirectory() as tmp:
                 for fname, data in msg["tokenizer"].items():
                     (Path(tmp) / fname).write_bytes(data)

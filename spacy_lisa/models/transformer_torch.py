@@ -26,6 +26,13 @@ model its boundary in place of the embeddings' output and the top blocks in plac
 all, so that masks, positions and relative biases are computed by the model's own
 forward. With the layer mix, the mix weighs the states the trained part sees and makes
 (the boundary and the top t outputs).
+
+A cut encoder (``num_layers`` = n): :func:`cut_blocks` keeps the embeddings and the lower
+n blocks and sets the HF config to n blocks, before the encoder reaches its device, so
+that from then on the top blocks take no memory or time and are not saved; the model's
+own forward then runs n blocks (what follows them, ModernBERT's final norm, follows
+block n), and everything above (partial freezing, the mix, the caches) sees an n-block
+encoder.
 """
 
 from __future__ import annotations
@@ -98,6 +105,21 @@ def encoder_blocks(transformer: Any) -> Tuple[Any, str]:
     raise ValueError(Errors.E186.format(model=type(transformer).__name__))
 
 
+def cut_blocks(transformer: Any, num_layers: int) -> None:
+    """Keep ``transformer``'s embeddings and its lower ``num_layers`` blocks: the top blocks
+    leave its block list (their weights are freed) and its config says ``num_layers``, so
+    that it is saved, rebuilt (``from_config``) and run as a ``num_layers``-block encoder."""
+    owner, name = encoder_blocks(transformer)
+    setattr(owner, name, nn.ModuleList(list(getattr(owner, name))[:num_layers]))
+    config = transformer.config
+    config.num_hidden_layers = num_layers  # DistilBERT's n_layers through its attribute_map
+    # per-block settings (ModernBERT's layer_types under transformers 5) must match the
+    # count when the saved config is read again
+    layer_types = getattr(config, "layer_types", None)
+    if isinstance(layer_types, list):
+        config.layer_types = layer_types[:num_layers]
+
+
 @contextlib.contextmanager
 def top_blocks_only(transformer: Any, n_top: int, boundary: Tensor) -> Iterator[None]:
     """Within the context, ``transformer``'s forward starts from ``boundary`` (what its
@@ -121,8 +143,9 @@ class TransformerTokenEncoder(nn.Module):
     """HF encoder + wordpiece->token pooling + optional scalar mix.
 
     Built empty (the Thinc layer loads the weights at ``initialize`` or from bytes) and
-    completed with :meth:`build`, which also takes how a predicate is marked
-    (``"token_type"`` or ``"indicator"``: see the module docstring).
+    completed with :meth:`build`, which cuts the transformer to ``num_layers`` blocks and
+    takes how a predicate is marked (``"token_type"`` or ``"indicator"``: see the module
+    docstring).
     """
 
     def __init__(
@@ -131,6 +154,7 @@ class TransformerTokenEncoder(nn.Module):
         layer_mix: bool = False,
         frozen: bool = False,
         trainable_layers: Optional[int] = None,
+        num_layers: Optional[int] = None,
         autocast: bool = False,
     ) -> None:
         super().__init__()
@@ -138,6 +162,8 @@ class TransformerTokenEncoder(nn.Module):
         self.frozen = frozen
         # the top blocks that train (None: all); resolved against the depth at build
         self.trainable_layers = trainable_layers
+        # the lower blocks kept (None: all), cut at build
+        self.num_layers = num_layers
         self.autocast = autocast
         # a Hugging Face PreTrainedModel (typed Any: its config is dynamic)
         self.transformer: Any = None
@@ -154,7 +180,7 @@ class TransformerTokenEncoder(nn.Module):
 
     @property
     def depth(self) -> int:
-        """The transformer's number of blocks."""
+        """The transformer's number of blocks (those kept, once built)."""
         assert self.transformer is not None
         return int(self.transformer.config.num_hidden_layers)
 
@@ -180,8 +206,13 @@ class TransformerTokenEncoder(nn.Module):
         return int(self.transformer.config.hidden_size)
 
     def build(self, transformer: Any, *, predicate_mark: str = "token_type") -> None:
-        """Take the HF model; ``predicate_mark``: ``"token_type"`` or ``"indicator"``
-        (which adds :attr:`predicate_indicator`, zero)."""
+        """Take the HF model, cut to ``num_layers`` blocks (at most its depth: checked by
+        the caller); ``predicate_mark``: ``"token_type"`` or ``"indicator"`` (which adds
+        :attr:`predicate_indicator`, zero)."""
+        if self.num_layers is not None and self.num_layers < int(
+            transformer.config.num_hidden_layers
+        ):
+            cut_blocks(transformer, self.num_layers)
         self.transformer = transformer
         self.predicate_mark = predicate_mark
         if predicate_mark == "indicator":
@@ -331,7 +362,7 @@ class TransformerTokenEncoder(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"layer_mix={self.layer_mix}, frozen={self.frozen}, "
-            f"predicate_mark={self.predicate_mark!r}"
+            f"num_layers={self.num_layers}, predicate_mark={self.predicate_mark!r}"
         )
 
     def _autocast(self) -> Any:
