@@ -16,6 +16,10 @@
 #                on dev before the held-out rule: the held-out screen of that choice)
 #   top_N        only the top N blocks fine-tuned, the rest frozen and their output cached
 #                (trainable_layers N, cache_tokens 1,000,000)
+#   mpnet        all-mpnet-base-v2 (assets/all-mpnet-base-v2: `spacy project run
+#                encoder-mpnet`) instead of MiniLM, all 12 blocks fine-tuned at the config's
+#                settings
+#   mpnet_cut_N  the same cut to its lower N blocks (num_layers N)
 # Output: training/lever_screens/<lever>/ and <lever>.log, metrics/lever_screens/<lever>-
 # {train_heldout,dev}.json, and a table on stdout (gains against the baseline scored here,
 # in this run or an earlier one).
@@ -31,6 +35,7 @@ if [ ! -f corpus/train_heldout.spacy ]; then
     corpus/train_heldout.spacy --share 0.1
 fi
 tok2vec=components.lisa_srl.model.tok2vec
+mpnet=assets/all-mpnet-base-v2
 
 overrides() {  # lever -> its spacy train overrides
   case $1 in
@@ -40,6 +45,8 @@ overrides() {  # lever -> its spacy train overrides
     rate_*) echo "--$tok2vec.learn_rate_scale ${1#rate_}" ;;
     # only the top N blocks fine-tuned, the frozen part's output of each window cached
     top_*) echo "--$tok2vec.trainable_layers ${1#top_} --$tok2vec.cache_tokens 1000000" ;;
+    mpnet) echo "--paths.transformer_model $mpnet" ;;
+    mpnet_cut_*) echo "--paths.transformer_model $mpnet --$tok2vec.num_layers ${1#mpnet_cut_}" ;;
     *) echo "unknown lever $1" >&2; return 1 ;;
   esac
 }
