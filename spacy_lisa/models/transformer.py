@@ -1,15 +1,12 @@
 """``spacy-lisa.TransformerTok2Vec.v1``: a fast transformer tok2vec for ``lisa_srl``.
 
 Why not spacy-transformers: its strided 128/96 spans run every wordpiece ~1.3 times, its
-batches pad to the longest span, and its ``reduce_mean`` pooling runs per doc in Thinc
-after the whole wordpiece tensor crossed over. Here:
+batches pad to the longest span, and it pools per doc in Thinc. Here:
 
-- windows are the doc's sentences (or the whole doc), no overlap; a window longer than the
-  model's maximum is split greedily by tokens;
-- windows are sorted by wordpiece length and run in sub-batches whose padded size stays
-  under ``max_batch_wordpieces`` (little padding);
-- wordpieces are pooled into tokens inside torch (one ``index_add_``); only the final
-  ``[n_tokens, H]`` array per doc crosses into Thinc;
+- windows are the doc's sentences (or the whole doc), no overlap, split greedily by
+  tokens past the model's maximum, sorted by wordpiece length and run in sub-batches
+  padded under ``max_batch_wordpieces``;
+- wordpieces are pooled into tokens inside torch (one ``index_add_``);
 - ``frozen`` runs the transformer without gradients, and ``cache_tokens`` then keeps the
   pooled per-layer outputs of seen windows in training, so a frozen transformer runs once
   per sentence over all epochs (prediction never uses the cache);
@@ -17,25 +14,20 @@ after the whole wordpiece tensor crossed over. Here:
   ``cache_tokens`` the frozen part's output (the boundary state of each wordpiece) of
   seen windows is kept in training, so that a step costs the top blocks' share of the
   encoder once a window has been seen (see :func:`_run` for what is a hit);
-- ``num_layers`` cuts the encoder to its lower blocks when its weights are loaded: the top
-  blocks are neither run nor kept nor saved;
+- ``num_layers`` keeps the encoder's lower blocks only (the top ones dropped at load);
 - ``learn_rate_scale`` scales the optimizer's learning rate for the transformer weights.
 
 Any Hugging Face encoder with a fast tokenizer: WordPiece (BERT, ELECTRA, DistilBERT),
 byte-level BPE (RoBERTa, ModernBERT: loaded with a prefix space before every word, so a
 word's pieces are those it has in running text) and SentencePiece ``▁`` (XLM-R,
 DeBERTa-v3); windows are cut to the encoder's own position limit with its special tokens
-(:mod:`.wordpieces`). The predicate-aware architecture's mark reaches the transformer
-as token type 1 or as a learned indicator (``predicate_mark``, see
-:mod:`.transformer_torch`).
+(:mod:`.wordpieces`). The predicate-aware mark reaches the transformer as token type 1
+or a learned indicator (``predicate_mark``, :mod:`.transformer_torch`).
 
 Weights come from a local directory, ``"python_package:subdir"`` or a hub name
-(:mod:`.pretrained`), loaded at ``initialize``; the shim's bytes hold the HF config,
-tokenizer files, weights and the predicate mark, so a saved pipeline loads without that
-directory and never touches the hub.
-
-spaCy imports this module through an entry point: torch and transformers are imported
-inside functions only.
+(:mod:`.pretrained`), loaded at ``initialize``; a saved pipeline holds config, tokenizer
+and weights, so it loads without that directory. torch and transformers are imported
+inside functions only (spaCy imports this module through an entry point).
 """
 
 from __future__ import annotations
