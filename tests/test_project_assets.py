@@ -140,7 +140,7 @@ def test_assets_then_workflow_in_a_fresh_clone(tmp_path: Path) -> None:
     # what reads the data with the defaults of ewt_dir (convert) and frames_dir (the
     # trainings of lisa_srl; `train` is the one of train-cpu without the parser beside
     # it); the whole workflow on real data: test_project_smoke.py
-    tiny = ["--vars.max_steps", "2", "--vars.vectors_max_pieces", "300"]
+    tiny = ["--vars.max_steps", "2"]
     tiny += ["--vars.heldout_share", "0.5"]
     for step in ("convert", "vectors", "train"):
         run_checked(spacy + ["run", step, ".", *tiny], project)

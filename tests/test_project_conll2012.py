@@ -29,7 +29,6 @@ def test_conll2012_workflow(tmp_path: Path) -> None:
         "--vars.conll2012_parser", str(parser),
         "--vars.frames_dir", str(frames),
         "--vars.max_steps", "2",
-        "--vars.vectors_max_pieces", "300",
     ]  # fmt: skip
     run_checked(
         [sys.executable, "-m", "spacy", "project", "run", "conll2012", ".", *overrides], project

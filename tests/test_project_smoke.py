@@ -28,8 +28,6 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "6",
         "--vars.parser_max_steps",
         "6",
-        "--vars.vectors_max_pieces",
-        "3000",
         # a few hundred sentences: ~15 documents, half held out to choose model-best on
         "--vars.heldout_share",
         "0.5",

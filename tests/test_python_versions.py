@@ -144,6 +144,6 @@ def test_the_dependencies_and_every_extra_resolve_to_wheels(tmp_path, python_ver
         for item in json.loads(report.read_text())["install"]
     }
     expected = {"torch", "spacy", "thinc", "transformers", "numba", "ray", "spacy-transformers"}
-    expected |= {"cupy-cuda12x", "cupy-cuda13x", "fastapi", "tokenizers"}
+    expected |= {"cupy-cuda12x", "cupy-cuda13x", "fastapi", "tokenizers", "model2vec"}
     assert expected <= set(resolved), expected - set(resolved)
     assert resolved["torch"].startswith("2.13.0")
