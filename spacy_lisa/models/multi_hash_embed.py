@@ -77,15 +77,17 @@ def multi_hash_embed(
 
 
 def component_vectors(nO: int, path: Optional[str] = None) -> Model[List[Doc], Ragged]:
-    """Static vectors from the layer's own table (``V`` [n_rows, nM], keys in
-    ``attrs["keys"]``), projected to ``nO`` by a learned ``W``. Words without a vector get
-    a zero vector, as with spaCy's ``StaticVectors``."""
+    """Static vectors from the layer's own table (``V`` [n_rows, nM]; the sorted keys in
+    ``attrs["keys"]``, the row of each in ``attrs["key_rows"]``, so that the cases of a word
+    share one row), projected to ``nO`` by a learned ``W``. Words without a vector get a
+    zero vector, as with spaCy's ``StaticVectors``."""
     return Model(
         "component_vectors",
         forward,
         init=init,
         params={"W": None, "V": None},
-        attrs={"path": path, "keys": None},
+        # key_rows None: a layer saved before rows were shared holds a row per key
+        attrs={"path": path, "keys": None, "key_rows": None},
         dims={"nO": nO, "nM": None},
     )
 
@@ -113,9 +115,12 @@ def init(
         raise ValueError(Errors.E174.format(where=f"{where}: the table is empty"))
     # on a GPU the vocab's table is a CuPy array (spacy train --gpu-id moves it there)
     data = numpy.asarray(to_host(table.data), dtype="float32")
+    # only the rows some key uses (spaCy's table has spare rows), each once
+    used, key_rows = numpy.unique(rows, return_inverse=True)
     order = numpy.argsort(keys)
     model.attrs["keys"] = keys[order]
-    model.set_param("V", model.ops.asarray2f(data[rows[order]]))
+    model.attrs["key_rows"] = key_rows[order]
+    model.set_param("V", model.ops.asarray2f(data[used]))
     model.set_dim("nM", data.shape[1])
     model.set_param("W", glorot_uniform_init(model.ops, (model.get_dim("nO"), data.shape[1])))
 
@@ -138,7 +143,9 @@ def forward(
     keys = model.attrs["keys"]
     words = numpy.concatenate([doc.to_array(ORTH).astype("uint64") for doc in docs])
     found = numpy.minimum(numpy.searchsorted(keys, words), len(keys) - 1)
-    rows = numpy.where(keys[found] == words, found, -1)
+    key_rows = model.attrs["key_rows"]
+    rows = found if key_rows is None else key_rows[found]
+    rows = numpy.where(keys[found] == words, rows, -1)
     table: Any = model.get_param("V")
     V: Any = ops.as_contig(table[ops.xp.asarray(numpy.maximum(rows, 0))])
     V[ops.xp.asarray(rows < 0)] = 0  # no vector: a zero vector (and no gradient to W)

@@ -139,4 +139,25 @@ def test_a_vectors_table_on_the_gpu_is_copied_to_the_layer() -> None:
     layer = component_vectors(5)
     layer.initialize(X=[doc])
     assert list(layer.attrs["keys"]) == [10, 20, 30]
-    numpy.testing.assert_array_equal(layer.get_param("V"), data[[2, 1, 0]])
+    numpy.testing.assert_array_equal(layer.get_param("V")[layer.attrs["key_rows"]], data[[2, 1, 0]])
+
+
+def test_keys_sharing_a_row_share_it_in_the_layer_after_saving_too() -> None:
+    """The project's table finds a word's row by each of its cases (several keys, one
+    row): the layer keeps the row once and gives it to every key, also when reloaded."""
+    nlp = spacy.blank("en")
+    data = numpy.arange(8, dtype="float32").reshape(2, 4)
+    table = spacy.vectors.Vectors(data=data, keys=["car", "book"], strings=nlp.vocab.strings)
+    table.add(nlp.vocab.strings.add("Car"), row=0)
+    table.add(nlp.vocab.strings.add("CAR"), row=0)
+    nlp.vocab.vectors = table
+    layer = component_vectors(3)
+    docs = [spacy.tokens.Doc(nlp.vocab, words=["CAR", "Car", "car", "book", "Book"])]
+    layer.initialize(X=docs)
+    assert layer.get_param("V").shape == (2, 4)
+    loaded = component_vectors(3).from_bytes(layer.to_bytes())
+    for model in (layer, loaded):
+        out = model.predict(docs).data
+        numpy.testing.assert_allclose(out[0], out[2])
+        numpy.testing.assert_allclose(out[1], out[2])
+        assert numpy.abs(out[3]).sum() > 0 and numpy.abs(out[4]).sum() == 0  # "Book": no key
