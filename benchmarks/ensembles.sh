@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The ensemble option (spacy-lisa ensemble) for lisa_cpu: the project's model (seed 0,
-# training/lisa_cpu of `spacy project run all`) and SEEDS more trained the same way (on
+# training/lisa_cpu of `spacy project run all-cpu`) and SEEDS more trained the same way (on
 # the training documents outside the held-out share, model-best on the held-out ones),
 # then the members averaged two and three at a time. Each single model and ensemble is
 # scored on the held-out documents and on dev with its own parse (`evaluate` also prints
@@ -11,7 +11,7 @@
 #   bash benchmarks/ensembles.sh [SEEDS] [STEPS]
 #
 # SEEDS default "1 2" (trained side by side, one thread each); STEPS default 2800 (the
-# project's max_steps). Run from the project after `spacy project run all` (it needs
+# project's max_steps). Run from the project after `spacy project run all-cpu` (it needs
 # corpus/train_fit.spacy, corpus/train_heldout.spacy, training/minilm_vectors,
 # training/parser and training/lisa_cpu). Output: training/ensembles/, metrics/ensembles/
 # and a table on stdout.

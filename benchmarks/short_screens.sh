@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Screens of the short schedule (the trf-short workflow's transformer model) at an equal
+# Screens of the short schedule (the `all` workflow's transformer model) at an equal
 # wall-clock budget: configs/lisa_trf.cfg as it is (the baseline) and with one lever each,
 # trained for MINUTES of updates (benchmarks/wall_budget.py: the config's warm-up, then the
-# rate decays to zero at the budget), one screen at a time with both cores, as trf-short
+# rate decays to zero at the budget), one screen at a time with both cores, as `all`
 # trains alone, on the training documents outside the held-out share; model-last scored on
 # the held-out documents and on dev (own parse, predicted predicates, strict). The rule,
 # stated before the screens run: a lever moves the short schedule only if it gains at least

@@ -3,7 +3,7 @@
 #
 #   bash scripts/run_parallel.sh NAME1 "COMMAND 1" NAME2 "COMMAND 2" ...
 #
-# The project's `all` workflow trains the parser and lisa_cpu this way on a 2-core box:
+# The project's `all-cpu` workflow trains the parser and lisa_cpu this way on a 2-core box:
 # neither uses a second core well (the parser's Thinc CNN runs on one thread, lisa_cpu
 # gets ~1.4x from a second torch thread in nlp.pipe: 2026-11-25, 0.1.0 at commit 82d13cf,
 # BENCHMARKS.md), so overlapping them saves most of the shorter one's wall time. The

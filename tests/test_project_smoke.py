@@ -34,12 +34,12 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     ]
     spacy = [sys.executable, "-m", "spacy", "project", "run"]
     run_checked(spacy + ["convert", ".", *overrides], project)
-    # the `trf-short` workflow: the senter and the short-schedule transformer model,
+    # the `all` workflow: the senter and the short-schedule transformer model,
     # assembled and packaged (its smoke step installs torch into a fresh virtualenv: the wheel is
     # installed here without dependencies instead)
     short = ["--vars.short_max_steps", "4", "--vars.short_warmup", "2"]
     short += ["--vars.short_eval_frequency", "2", "--vars.senter_max_steps", "6"]
-    workflow = srsly.read_yaml(project / "project.yml")["workflows"]["trf-short"]
+    workflow = srsly.read_yaml(project / "project.yml")["workflows"]["all"]
     assert workflow == [
         "convert",
         "train-senter",
@@ -59,8 +59,8 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     short_meta = json.loads((project / "training/pipelines/lisa_trf_short/meta.json").read_text())
     assert short_meta["pipeline"][-1] == "lisa_srl" and "senter" in short_meta["pipeline"]
     assert "parser" not in short_meta["pipeline"]
-    # all: train-cpu trains the parser and lisa_cpu side by side
-    assert srsly.read_yaml(project / "project.yml")["workflows"]["all"][:3] == [
+    # all-cpu: train-cpu trains the parser and lisa_cpu side by side
+    assert srsly.read_yaml(project / "project.yml")["workflows"]["all-cpu"][:3] == [
         "convert",
         "vectors",
         "train-cpu",
@@ -165,7 +165,7 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     short_code = short_code.replace("'parser' in nlp.pipe_names", "'senter' in nlp.pipe_names")
     run_checked([sys.executable, "-c", short_code, str(target)], project)
 
-    # the ensemble workflow: two more seeds, joined with the packaged pipeline of `all`
+    # the ensemble workflow: two more seeds, joined with the packaged pipeline of `all-cpu`
     for step in ("train-cpu-seeds", "join-ensemble", "package-ensemble"):
         run_checked(spacy + [step, ".", *overrides], project)
     joined = (project / "training/pipelines/lisa_cpu_ensemble/config.cfg").read_text()
