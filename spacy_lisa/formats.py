@@ -74,6 +74,13 @@ def _span_offsets(span: Span, sent: Span) -> Dict[str, Any]:
     }
 
 
+def _role_record(role: Span, sent: Span) -> Record:
+    record: Record = {"label": role.label_, **_span_offsets(role, sent)}
+    if role._.srl_score is not None:
+        record["score"] = role._.srl_score
+    return record
+
+
 def doc_to_jsonl_records(
     doc: Doc, *, extra: Optional[Mapping[str, Any]] = None, tags: bool = True
 ) -> List[Record]:
@@ -83,8 +90,8 @@ def doc_to_jsonl_records(
          "start": 0, "end": 5, "start_char": 0, "end_char": 19,
          "tokens": ["John", "sold", "the", "car", "."],
          "frames": [{"frame": 0, "roleset": "sell.01", "lemma": "sell",
-                     "predicate": {<offsets>},
-                     "roles": [{"label": "ARG0", <offsets>}, ...],
+                     "predicate": {<offsets>}, "score": 0.99, "roleset_score": 0.87,
+                     "roles": [{"label": "ARG0", <offsets>, "score": 0.93}, ...],
                      "tags": ["B-ARG0", "B-V", "B-ARG1", "I-ARG1", "O"],
                      "untagged_roles": []}]}
 
@@ -94,7 +101,8 @@ def doc_to_jsonl_records(
     ``doc._.srl_frames``. ``tags`` are BIO tags over the sentence; ``untagged_roles``
     lists the indices of roles the tags cannot hold (overlapping or crossing the
     sentence boundary), which stay in ``roles``. ``extra`` keys (e.g. a line number or
-    an input id) come first in every record.
+    an input id) come first in every record. The scores (docs/usage.md, Confidence) are
+    there where the frames have them (frames ``lisa_srl`` wrote, not gold ones).
 
     ``tags=False`` leaves ``tags`` and ``untagged_roles`` out: each frame's tags span
     the whole sentence, so with them a sentence's record grows with its length times
@@ -119,8 +127,11 @@ def doc_to_jsonl_records(
                 "roleset": frame.roleset,
                 "lemma": frame.lemma,
                 "predicate": _span_offsets(frame.predicate, sent),
-                "roles": [{"label": r.label_, **_span_offsets(r, sent)} for r in frame.roles],
+                "roles": [_role_record(r, sent) for r in frame.roles],
             }
+            for key in ("score", "roleset_score"):
+                if getattr(frame, key) is not None:
+                    item[key] = getattr(frame, key)
             if tags:
                 item["tags"], item["untagged_roles"] = frame_bio_tags(sent, frame)
             record["frames"].append(item)

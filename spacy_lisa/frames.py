@@ -10,9 +10,13 @@ a getter that builds :class:`SRLFrame` objects holding real ``Span``s.
 Stored form of one frame (token offsets, end exclusive)::
 
     {"predicate": [start, end], "roleset": "sell.01" | None, "lemma": "sell" | None,
-     "roles": [[start, end, "ARG0"], [start, end, "C-ARG1"], ...]}
+     "roles": [[start, end, "ARG0"], [start, end, "C-ARG1", 0.93], ...],
+     "score": 0.99, "roleset_score": 0.87}
 
 The predicate's own ``V`` span is the ``predicate``; it is never among the ``roles``.
+Frames that ``lisa_srl`` writes carry confidence scores (probabilities, docs/usage.md,
+Confidence): a fourth element of each role, the predicate's ``score`` and the
+``roleset_score``; gold frames have none (the keys are absent, the getters say ``None``).
 
 Extensions (installed once by :func:`install_extensions`, which importing this module does):
 
@@ -29,6 +33,7 @@ Extensions (installed once by :func:`install_extensions`, which importing this m
 - ``doc._.srl_pos``: the joint POS/predicate classifier's POS tag per token.
 - ``doc._.srl_label_attention``: per-head attention of a Label Attention Layer when the
   component stores it: ``{"heads": [name, ...], "weights": [[float per token], ...]}``.
+- ``span._.srl_score``: a role span's score (``None`` for a span without one).
 - ``span._.srl_predicate``: the predicate (a ``Span`` labelled ``V``) of a role span, from
   ``doc.spans["srl"]`` or ``frame.roles``; ``None`` for other spans. A role span's
   ``id_`` holds its predicate's token offsets (:func:`predicate_id`), which span groups
@@ -61,6 +66,11 @@ class SRLFrame:
     roleset: Optional[str] = None
     roles: List[Span] = field(default_factory=list)
     lemma: Optional[str] = None
+    # the probability that the predicate is one, and of the roleset among its lemma's
+    # candidates (None in gold frames); each role span's is span._.srl_score. Frames
+    # compare by what they say, not how sure of it the model was
+    score: Optional[float] = field(default=None, compare=False)
+    roleset_score: Optional[float] = field(default=None, compare=False)
 
     @property
     def doc(self) -> Doc:
@@ -68,22 +78,42 @@ class SRLFrame:
 
     def to_dict(self) -> Dict[str, Any]:
         """JSON-ready view: token offsets (start inclusive, end exclusive), text and
-        character offsets of the predicate and every role."""
-        return {
+        character offsets of the predicate and every role, and the scores where the frame
+        has them (``score`` and ``roleset_score`` of the frame, ``score`` of each role)."""
+        roles = []
+        for role in self.roles:
+            item = dict(label=role.label_, **_span_dict(role))
+            score = role._.srl_score
+            if score is not None:
+                item["score"] = score
+            roles.append(item)
+        view: Dict[str, Any] = {
             "predicate": _span_dict(self.predicate),
             "roleset": self.roleset,
             "lemma": self.lemma,
-            "roles": [dict(label=r.label_, **_span_dict(r)) for r in self.roles],
+            "roles": roles,
         }
+        return {**view, **self._scores()}
+
+    def _scores(self) -> Dict[str, float]:
+        scores = {"score": self.score, "roleset_score": self.roleset_score}
+        return {key: value for key, value in scores.items() if value is not None}
 
     def to_frame_data(self) -> FrameDict:
         """The form ``doc._.srl_frame_data`` stores (token offsets, msgpack-serialisable);
         :meth:`to_dict` is the JSON view for users (texts and character offsets too)."""
+        roles = []
+        for role in self.roles:
+            score = role._.srl_score
+            roles.append(
+                [role.start, role.end, role.label_] + ([score] if score is not None else [])
+            )
         return {
             "predicate": [self.predicate.start, self.predicate.end],
             "roleset": self.roleset,
             "lemma": self.lemma,
-            "roles": [[r.start, r.end, r.label_] for r in self.roles],
+            "roles": roles,
+            **self._scores(),
         }
 
     def __repr__(self) -> str:
@@ -112,6 +142,26 @@ def role_span(doc: Doc, role: Sequence[Any], predicate: Sequence[Any]) -> Span:
     as a ``Span`` linked to that predicate (``span._.srl_predicate``)."""
     link = predicate_id(int(predicate[0]), int(predicate[1]))
     return Span(doc, int(role[0]), int(role[1]), label=str(role[2]), span_id=link)
+
+
+def get_span_score(span: Span) -> Optional[float]:
+    """The score of a role span (``span._.srl_score``): the one its frame stores for a
+    role of the same offsets and label; ``None`` for other spans and unscored frames."""
+    match = _PREDICATE_ID.fullmatch(span.id_)
+    if match is None:
+        return None
+    predicate = [int(match[1]), int(match[2])]
+    for item in span.doc._.srl_frame_data or ():
+        if [int(i) for i in item["predicate"]] != predicate:
+            continue
+        for role in item.get("roles") or ():
+            if len(role) > 3 and (int(role[0]), int(role[1]), role[2]) == (
+                span.start,
+                span.end,
+                span.label_,
+            ):
+                return float(role[3])
+    return None
 
 
 def get_span_predicate(span: Span) -> Optional[Span]:
@@ -166,28 +216,48 @@ def normalize_frame_data(doc: Doc, frame: Union[SRLFrame, FrameDict]) -> FrameDi
         if isinstance(role, dict):
             label = role.get("label")
             start, end = offsets(role, "role")
+            score = role.get("score")
         else:
-            if len(role) != 3:
+            if len(role) not in (3, 4):
                 raise ValueError(
                     Errors.E010.format(
-                        doc=_doc_name(doc), message=f"role {role!r} is not [start, end, label]"
+                        doc=_doc_name(doc),
+                        message=f"role {role!r} is not [start, end, label(, score)]",
                     )
                 )
             start, end = offsets(role[:2], "role")
             label = role[2]
+            score = role[3] if len(role) == 4 else None
         if not isinstance(label, str) or not label:
             raise ValueError(
                 Errors.E010.format(doc=_doc_name(doc), message=f"role {role!r} has no label")
             )
-        roles.append([start, end, label])
+        roles.append([start, end, label] + _score(doc, score, f"role {role!r}"))
     roleset = frame.get("roleset")
     lemma = frame.get("lemma")
-    return {
+    data: FrameDict = {
         "predicate": [pstart, pend],
         "roleset": str(roleset) if roleset not in (None, "", "-") else None,
         "lemma": str(lemma) if lemma not in (None, "", "-") else None,
         "roles": roles,
     }
+    for key in ("score", "roleset_score"):
+        for value in _score(doc, frame.get(key), key):
+            data[key] = value
+    return data
+
+
+def _score(doc: Doc, value: Any, what: str) -> List[float]:
+    """``[value]`` as a probability, ``[]`` for None; E010 for anything else."""
+    if value is None:
+        return []
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValueError(
+            Errors.E010.format(
+                doc=_doc_name(doc), message=f"{what}: score {value!r} is not in [0, 1]"
+            )
+        )
+    return [float(value)]
 
 
 def get_srl_frames(doc: Doc) -> List[SRLFrame]:
@@ -206,6 +276,8 @@ def get_srl_frames(doc: Doc) -> List[SRLFrame]:
                 roleset=item.get("roleset"),
                 roles=roles,
                 lemma=item.get("lemma"),
+                score=item.get("score"),
+                roleset_score=item.get("roleset_score"),
             )
         )
     return frames
@@ -315,6 +387,8 @@ def install_extensions() -> None:
         Doc.set_extension("srl_label_attention", default=None)
     if not Span.has_extension("srl_predicate"):
         Span.set_extension("srl_predicate", getter=get_span_predicate)
+    if not Span.has_extension("srl_score"):
+        Span.set_extension("srl_score", getter=get_span_score)
 
 
 # False where only some predicates of the Doc are annotated; absent means all are

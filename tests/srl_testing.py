@@ -263,3 +263,30 @@ def score_windows(
         predicate_tags=predicate_tags,
     )
     return model(x, mask, request)
+
+
+def scoreless(value: Any) -> Any:
+    """Frames (stored or ``to_dict`` form, in any nesting of lists, tuples and dicts)
+    without their confidence scores. Scores move in the last float32 digits with the
+    batch a doc is padded in, which changes no decision: equality tests of frames read
+    the frames, :func:`assert_close_scores` the scores."""
+    if isinstance(value, dict) and "predicate" in value and "roles" in value:
+        frame = {k: v for k, v in value.items() if k not in ("score", "roleset_score")}
+        frame["roles"] = [
+            {k: v for k, v in r.items() if k != "score"} if isinstance(r, dict) else list(r[:3])
+            for r in value["roles"]
+        ]
+        return frame
+    if isinstance(value, dict):
+        return {k: scoreless(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(scoreless(v) for v in value)
+    return value
+
+
+def frame_scores(doc: Any) -> List[float]:
+    """Every score of a doc's frames, in order: each frame's, its roleset's, its roles'."""
+    scores: List[float] = []
+    for frame in doc._.srl_frames:
+        scores += [frame.score, frame.roleset_score] + [r._.srl_score for r in frame.roles]
+    return [s for s in scores if s is not None]

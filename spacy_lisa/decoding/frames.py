@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import Errors
 from .bio import OUTSIDE, BioLabels, bio_labels, paths_to_spans
+from .confidence import span_scores
 from .scores import host_scores, log_softmax
 from .viterbi import greedy_paths, viterbi_paths
 
@@ -28,12 +29,14 @@ def spans_to_frames(
     positions: np.ndarray,
     info: BioLabels,
     offsets: Optional[np.ndarray] = None,
+    scores: Optional[np.ndarray] = None,
 ) -> List[FrameSpans]:
     """Per frame ``((pred_start, pred_end), [[start, end, label], ...])`` from
     :func:`paths_to_spans`, as the component writes them: the ``V`` span around the
     predicate token is the predicate (else the token alone); other ``V`` spans and spans
     covering the predicate token are dropped. ``positions`` are the predicate tokens
-    (window offsets), ``offsets`` (default 0) are added to every returned offset."""
+    (window offsets), ``offsets`` (default 0) are added to every returned offset; with
+    ``scores`` (one per span), each role is ``[start, end, label, score]``."""
     frame, start, end, type_id = spans
     positions = np.asarray(positions, dtype=np.int64).reshape(-1)
     n_frames = positions.shape[0]
@@ -63,6 +66,9 @@ def spans_to_frames(
             strict=True,
         )
     ]
+    if scores is not None:
+        for role, score in zip(roles, scores[keep].tolist(), strict=True):
+            role.append(score)
     bounds = np.searchsorted(role_frame, np.arange(n_frames + 1)).tolist()
     return [
         ((ps, pe), roles[bounds[f] : bounds[f + 1]])
@@ -82,6 +88,7 @@ def decode_frames(
     start: Optional[Any] = None,
     transition_weight: float = 1.0,
     unique_core: bool = False,
+    score_temperature: Optional[float] = None,
 ) -> List[FrameSpans]:
     """Decode every frame of a batch in one go: role logits ``[F, T, L]`` (padded) ->
     per frame ``((pred_start, pred_end), [[start, end, label], ...])``.
@@ -94,7 +101,9 @@ def decode_frames(
     The predicate token is constrained to ``B-V``/``I-V``, so no role covers it. With
     ``unique_core``, no frame holds a core role in two spans (:func:`unique_core_roles`).
     ``positions`` are the predicate tokens, ``lengths`` the window lengths, ``offsets``
-    the window starts in the doc (added to every returned offset).
+    the window starts in the doc (added to every returned offset). With a
+    ``score_temperature``, every role ends with its score
+    (:func:`~spacy_lisa.decoding.confidence.span_scores` at that temperature).
     """
     label_tuple = tuple(labels)
     info = bio_labels(label_tuple)
@@ -126,7 +135,11 @@ def decode_frames(
     paths = decode(log_probs, sizes)
     if unique_core:
         paths = unique_core_roles(log_probs, paths, sizes, info, decode)
-    return spans_to_frames(paths_to_spans(paths, info), positions, info, offsets)
+    spans = paths_to_spans(paths, info)
+    span_probs = None
+    if score_temperature is not None:
+        span_probs = span_scores(scores, spans, sizes, info, score_temperature)
+    return spans_to_frames(spans, positions, info, offsets, span_probs)
 
 
 # PropBank's numbered arguments: at most one span of each per frame (never two in the EWT

@@ -63,6 +63,9 @@ class Annotator:
             [t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object
         )
         self.dep_names = np.array(list(cfg["labels"]["deps"]) or [""], dtype=object)
+        self.predicate_tags = np.array(
+            [i for i, t in enumerate(tags) if t.endswith(PREDICATE_SUFFIX)], dtype=np.int64
+        )
 
     def add(self, call: PredictGroup) -> None:
         """Decode one model call's output on the docs at ``call.doc_indices`` (all of
@@ -104,7 +107,10 @@ class Annotator:
         return state
 
     def _add_frames(self, host: Any, docs: List[Doc], states: List[DocAnnotations]) -> None:
-        """Decode every frame of a call and add those of a kept UPOS to their docs."""
+        """Decode every frame of a call and add those of a kept UPOS to their docs, each
+        with its scores (:mod:`~spacy_lisa.decoding.confidence`); roles scoring below
+        ``min_score`` are left out."""
+        from ..decoding.confidence import predicate_scores
         from ..decoding.frames import decode_frames
 
         frames_idx = host.frames.astype(np.int64).reshape(-1, 2)
@@ -124,14 +130,20 @@ class Annotator:
             start=cfg["start"],
             transition_weight=options.transition_weight,
             unique_core=options.unique_core_roles,
+            score_temperature=options.score_temperature,
         )
+        # the tag rows are the windows' tokens, unpadded, in order
+        window_rows = np.cumsum([0] + [end - start for _, start, end in host.windows])
+        rows = window_rows[frame_win] + frames_idx[:, 1]
+        predicate_probs = predicate_scores(host.tag_scores, rows, self.predicate_tags).tolist()
+        has_predicate_tags = bool(len(self.predicate_tags))
         frame_labels = frame_label_decoder(host, self.ops, cfg, self.tables)
-        keep_pos = options.predicate_pos
+        keep_pos, min_score = options.predicate_pos, options.min_score
         for f, (s, (predicate, roles)) in enumerate(zip(frame_win.tolist(), decoded, strict=True)):
             doc_i = host.windows[s][0]
             doc, state = docs[doc_i], states[doc_i]
             context = PredicateContext.of(doc, predicate, int(bounds[s, 1]), state.parse)
-            lemma, roleset, upos = frame_labels(doc, f, predicate, context)
+            lemma, (roleset, roleset_score), upos = frame_labels(doc, f, predicate, context)
             upos = upos or ptb_upos(state.pos[predicate[0]])
             if keep_pos is None or upos in keep_pos:
                 state.frames.append(
@@ -139,7 +151,9 @@ class Annotator:
                         "predicate": list(predicate),
                         "roleset": roleset,
                         "lemma": lemma,
-                        "roles": roles,
+                        "roles": [role for role in roles if role[3] >= min_score],
+                        "score": predicate_probs[f] if has_predicate_tags else None,
+                        "roleset_score": roleset_score,
                     }
                 )
 
@@ -220,10 +234,10 @@ def frame_label_decoder(
     out: LisaOutput, ops: Ops, cfg: Dict[str, Any], tables: FrameLabelTables
 ) -> Callable[
     [Doc, int, Tuple[int, int], Optional[PredicateContext]],
-    Tuple[Optional[str], Optional[str], str],
+    Tuple[Optional[str], Tuple[Optional[str], Optional[float]], str],
 ]:
-    """A function (doc, frame index, predicate span, context) -> (lemma, roleset, UPOS
-    or "") for the frames of one model output."""
+    """A function (doc, frame index, predicate span, context) -> (lemma, (roleset, its
+    probability), UPOS or "") for the frames of one model output."""
     from ..device import to_host
     from .senses import frame_lemma
 
@@ -236,7 +250,7 @@ def frame_label_decoder(
 
     def labels(
         doc: Doc, f: int, predicate: Tuple[int, int], context: Optional[PredicateContext] = None
-    ) -> Tuple[Optional[str], Optional[str], str]:
+    ) -> Tuple[Optional[str], Tuple[Optional[str], Optional[float]], str]:
         start, end = predicate
         scores_f = None if lemma_scores is None else lemma_scores[f]
         known = decoder.has_candidates if decoder is not None else None
@@ -247,7 +261,7 @@ def frame_label_decoder(
         elif pos_scores is not None and pos_labels:
             upos = pos_labels[int(pos_scores[f].argmax())]
         if decoder is None:  # trained on data without rolesets
-            return lemma, None, upos
+            return lemma, (None, None), upos
         scores = None if sense_scores is None else sense_scores[f]
         return lemma, decoder.decode(scores, lemma, context), upos
 

@@ -65,6 +65,10 @@ class SRLOptions:
     - ``sense_loss``: the roleset softmax in training runs over ``"all"`` rolesets seen
       in training, or over the ``"candidates"`` of the gold lemma, the set decoding
       chooses from (BENCHMARKS.md, Senses).
+    - ``score_temperature``: the temperature (> 0) of the role logits behind each role
+      span's score (``span._.srl_score``): the span's probability under the model's
+      per-token label distributions at that temperature (docs/usage.md, Confidence).
+    - ``min_score``: role spans scoring below it (0 to 1) are not written (0: all are).
     """
 
     parse_source: str = "auto"
@@ -82,6 +86,8 @@ class SRLOptions:
     spans_key: str = "srl"
     predicate_pos: Optional[Tuple[str, ...]] = None
     sense_loss: str = "candidates"
+    score_temperature: float = 1.0
+    min_score: float = 0.0
 
     def __post_init__(self) -> None:
         if self.teacher_forcing == "scheduled":  # removed: a config error spacy train prints
@@ -98,6 +104,14 @@ class SRLOptions:
         length = self.max_length
         self._check("max_length", _is_int(length) and length >= 1, "an integer >= 1")
         self._check("transition_weight", _is_number(self.transition_weight), "a number")
+        temperature = self.score_temperature
+        self._check(
+            "score_temperature", _is_number(temperature) and temperature > 0, "a number > 0"
+        )
+        min_score = self.min_score
+        self._check(
+            "min_score", _is_number(min_score) and 0 <= min_score <= 1, "a number in [0, 1]"
+        )
         weights = self.loss_weights
         if not isinstance(weights, LossWeights):
             object.__setattr__(self, "loss_weights", _loss_weights(weights))
@@ -105,7 +119,8 @@ class SRLOptions:
             object.__setattr__(self, "predicate_pos", check_predicate_pos(self.predicate_pos))
         for name in ("overwrite_parse", "unique_core_roles", "write_pos", "store_attention"):
             object.__setattr__(self, name, bool(getattr(self, name)))
-        object.__setattr__(self, "transition_weight", float(self.transition_weight))
+        for name in ("transition_weight", "score_temperature", "min_score"):
+            object.__setattr__(self, name, float(getattr(self, name)))
 
     def _check(self, option: str, ok: bool, constraint: str, *, choices: bool = False) -> None:
         if not ok:

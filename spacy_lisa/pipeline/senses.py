@@ -212,8 +212,10 @@ class SenseDecoder:
 
     def decode(
         self, scores: Optional[np.ndarray], lemma: str, context: Optional[PredicateContext] = None
-    ) -> str:
-        """The roleset of a predicate with this lemma (scores [n_senses] or None).
+    ) -> Tuple[str, Optional[float]]:
+        """The roleset of a predicate with this lemma (scores [n_senses] or None) and its
+        probability among the candidates it was chosen from (None where no classifier
+        chose it: the frame files' first roleset, or ``lemma.01``).
 
         With a ``context``, a phrasal roleset ("pick_up.01") is a candidate only when its
         particles stand near the predicate, and when the predicate has particle
@@ -224,11 +226,14 @@ class SenseDecoder:
         if scores is not None and scored is not None and len(scored):
             if context is not None:
                 scored = self._in_context(scored, context)
-            return self.senses[int(scored[int(np.argmax(scores[scored]))])]
+            candidate = np.asarray(scores[scored], dtype=np.float64)
+            best = int(np.argmax(candidate))
+            probability = 1.0 / float(np.exp(candidate - candidate[best]).sum())
+            return self.senses[int(scored[best])], probability
         listed = self.candidates.get(lemma)
         if listed:  # frame files only, or no sense scores: the first listed roleset
-            return listed[0]
-        return f"{lemma}.01"
+            return listed[0], None
+        return f"{lemma}.01", None
 
     def _in_context(self, scored: np.ndarray, context: PredicateContext) -> np.ndarray:
         near = [i for i in scored.tolist() if self.particles[i] <= context.nearby]

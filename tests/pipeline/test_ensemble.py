@@ -10,7 +10,7 @@ import numpy
 import pytest
 import spacy
 from spacy.util import fix_random_seed
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, train_tiny_pipeline
+from srl_testing import TEXT_SENTENCES, TINY_MODEL, scoreless, train_tiny_pipeline
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
@@ -55,7 +55,7 @@ def _batch(nlp: Any, predicates: Any = None) -> LisaBatch:
 
 
 def _frames(doc: Any) -> List[Any]:
-    return [frame.to_frame_data() for frame in doc._.srl_frames]
+    return scoreless([frame.to_frame_data() for frame in doc._.srl_frames])
 
 
 def test_the_ensemble_averages_the_members_distributions(members: List[str]) -> None:

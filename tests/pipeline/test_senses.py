@@ -200,9 +200,9 @@ def test_sense_decoder_restricts_to_the_lemma_candidates():
 
     decoder = SenseDecoder(["a.01", "b.01", "b.02"], {"b": ["b.02", "b.01"], "c": ["c.02"]})
     scores = np.array([10.0, 1.0, 2.0])  # a.01 scores best overall but is not a candidate
-    assert decoder.decode(scores, "b") == "b.02"
-    assert decoder.decode(scores, "c") == "c.02"  # frame files only: first listed
-    assert decoder.decode(scores, "d") == "d.01"  # unseen lemma
+    assert decoder.decode(scores, "b")[0] == "b.02"
+    assert decoder.decode(scores, "c")[0] == "c.02"  # frame files only: first listed
+    assert decoder.decode(scores, "d")[0] == "d.01"  # unseen lemma
 
 
 def test_phrasal_rolesets_need_their_particle_and_win_with_a_particle_dependent():
@@ -222,20 +222,20 @@ def test_phrasal_rolesets_need_their_particle_and_win_with_a_particle_dependent(
 
     # "up" out of reach (4 tokens after the predicate): pick_up.* are no candidates
     _, far = context("They picked the kids at school up")
-    assert decoder.decode(phrasal_best, "pick", far) == "pick.01"
-    assert decoder.decode(phrasal_best, "pick") == "pick_up.01"  # no context: no rule
+    assert decoder.decode(phrasal_best, "pick", far)[0] == "pick.01"
+    assert decoder.decode(phrasal_best, "pick")[0] == "pick_up.01"  # no context: no rule
     # "up" within reach but no particle dependent: the classifier chooses
     doc, near = context("They picked up the kids")
-    assert decoder.decode(phrasal_best, "pick", near) == "pick_up.01"
-    assert decoder.decode(plain_best, "pick", near) == "pick.01"
+    assert decoder.decode(phrasal_best, "pick", near)[0] == "pick_up.01"
+    assert decoder.decode(plain_best, "pick", near)[0] == "pick.01"
     # "up" is the predicate's particle: the best phrasal roleset wins over pick.01
     parse = {"heads": [1, 1, 1, 4, 1], "deps": ["nsubj", "ROOT", PARTICLE_DEP, "det", "obj"]}
     _, particle = context(doc.text, parse)
     assert particle.particles == {"up"}
-    assert decoder.decode(plain_best, "pick", particle) == "pick_up.04"
+    assert decoder.decode(plain_best, "pick", particle)[0] == "pick_up.04"
     # the rules never leave a lemma without a roleset
     only_phrasal = SenseDecoder(["pick_up.01"], {"pick": ["pick_up.01"]})
-    assert only_phrasal.decode(np.array([1.0]), "pick", far) == "pick_up.01"
+    assert only_phrasal.decode(np.array([1.0]), "pick", far)[0] == "pick_up.01"
     assert roleset_particles("look_forward_to.01") == ("forward", "to")
 
 

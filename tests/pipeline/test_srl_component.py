@@ -13,7 +13,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from srl_testing import TAGGED_SENTENCES, TINY_MODEL
+from srl_testing import TAGGED_SENTENCES, TINY_MODEL, frame_scores, scoreless
 
 from spacy_lisa.frames import set_srl_frames
 
@@ -44,7 +44,7 @@ def make_nlp(**config) -> Language:
 
 
 def frames_of(doc: Doc):
-    return [f.to_dict() for f in doc._.srl_frames]
+    return scoreless([f.to_dict() for f in doc._.srl_frames])
 
 
 @pytest.fixture(scope="module")
@@ -160,6 +160,11 @@ def test_frames_survive_doc_serialisation(trained_nlp):
 def test_pipe_equals_call(trained_nlp):
     one_by_one = [frames_of(trained_nlp(t)) for t in TEXTS]
     assert [frames_of(d) for d in trained_nlp.pipe(TEXTS)] == one_by_one
+    # the scores too, up to float32 noise from the padding of a batch
+    scores = [frame_scores(trained_nlp(t)) for t in TEXTS]
+    batched = [frame_scores(d) for d in trained_nlp.pipe(TEXTS)]
+    assert any(scores) and [len(s) for s in batched] == [len(s) for s in scores]
+    assert np.allclose(sum(batched, []), sum(scores, []), atol=1e-4)
     assert [frames_of(d) for d in trained_nlp.pipe(TEXTS)] == one_by_one
     assert [frames_of(d) for d in trained_nlp.pipe(TEXTS, batch_size=2)] == one_by_one
 
