@@ -203,6 +203,9 @@ def test_sense_decoder_restricts_to_the_lemma_candidates():
     assert decoder.decode(scores, "b")[0] == "b.02"
     assert decoder.decode(scores, "c")[0] == "c.02"  # frame files only: first listed
     assert decoder.decode(scores, "d")[0] == "d.01"  # unseen lemma
+    # the chosen roleset's probability among the candidates it was chosen from
+    assert decoder.decode(scores, "b")[1] == pytest.approx(np.exp(2) / (np.exp(1) + np.exp(2)))
+    assert decoder.decode(scores, "c")[1] is None and decoder.decode(scores, "d")[1] is None
 
 
 def test_phrasal_rolesets_need_their_particle_and_win_with_a_particle_dependent():
