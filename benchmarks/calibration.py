@@ -102,12 +102,15 @@ def svg(table: List[Dict[str, float]], title: str) -> str:
     size, pad = 320, 40
     x = lambda v: pad + v * size  # noqa: E731
     y = lambda v: pad + (1 - v) * size  # noqa: E731
+    side = size + 2 * pad
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{size + 2 * pad}" height="{size + 2 * pad}" font-family="sans-serif" font-size="11">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{side}" height="{side}" '
+        'font-family="sans-serif" font-size="11">',
         '<rect width="100%" height="100%" fill="white"/>',
         f'<text x="{pad}" y="20" font-size="12">{title}</text>',
         f'<rect x="{pad}" y="{pad}" width="{size}" height="{size}" fill="none" stroke="#999"/>',
-        f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#999" stroke-dasharray="4"/>',
+        f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#999" '
+        'stroke-dasharray="4"/>',
     ]
     for row in table:
         width = size / BINS - 2
@@ -123,7 +126,8 @@ def svg(table: List[Dict[str, float]], title: str) -> str:
         parts.append(f'<text x="8" y="{y(v) + 4:.0f}">{v}</text>')
     parts.append(f'<text x="{pad + size / 2 - 40}" y="{size + pad + 32}">role span score</text>')
     parts.append(
-        f'<text x="{pad}" y="{pad - 6}">bars: share right per bin; dots: the bin\'s mean score</text>'
+        f'<text x="{pad}" y="{pad - 6}">bars: share right per bin; '
+        "dots: the bin's mean score</text>"
     )
     return "\n".join(parts + ["</svg>"])
 

@@ -72,7 +72,8 @@ def main() -> None:
     nlp.vocab.vectors = keyed_by_case(nlp, words, table, forms)
     args.output.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(args.output)
-    print(f"{len(words)} words x {table.shape[1]} dims -> {args.output} ({time.time() - began:.0f} s)")
+    took = time.time() - began
+    print(f"{len(words)} words x {table.shape[1]} dims -> {args.output} ({took:.0f} s)")
 
 
 if __name__ == "__main__":
