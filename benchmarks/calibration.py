@@ -1,20 +1,19 @@
-"""How far ``lisa_srl``'s role span scores can be trusted: calibration on held-out and dev.
+"""How far ``lisa_srl``'s role span scores can be trusted, and the map that calibrates them.
 
 A trained pipeline labels the gold sentences of two corpora (its own parse, predicted
 predicates, the gold tokens); each role span it writes is right when the gold frame of
 the same predicate has a span of the same offsets and label. On the held-out training
-documents one temperature (``score_temperature``) is fitted by the log-loss of the
-scores against rightness (a grid); then, at 1.0 and at the fitted temperature, each
-corpus's expected calibration error (10 equal-width bins: the count-weighted mean gap
-between a bin's mean score and its share of right spans), and on dev the precision and
-recall of the role spans kept at a few ``min_score`` thresholds. Writes a JSON report and
-a reliability diagram (SVG) of dev at the fitted temperature:
+documents the map ``score_calibration`` (Platt scaling: ``sigmoid(a * logit(p) + b)`` of
+each span's lattice marginal ``p``) is fitted by logistic regression against rightness.
+Then, before (``[1, 0]``) and after, each corpus's expected calibration error (10
+equal-width bins: the count-weighted mean gap between a bin's mean score and its share of
+right spans), and on dev the precision and recall of the role spans kept at a few
+``min_score`` thresholds. Writes a JSON report, a reliability diagram (SVG) of dev after
+the map, and with ``--write`` the fitted map into a pipeline's config:
 
     python benchmarks/calibration.py training/lisa_trf_short/model-best \\
         corpus/train_heldout.spacy corpus/dev.spacy --svg docs/images/reliability.svg
 """
-
-from __future__ import annotations
 
 import argparse
 import json
@@ -26,7 +25,8 @@ import numpy as np
 import spacy
 from spacy.tokens import Doc, DocBin
 
-TEMPERATURES = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.4, 1.7, 2.0, 2.5, 3.0)
+from spacy_lisa.decoding.confidence import CLIP, calibrated
+
 THRESHOLDS = (0.0, 0.3, 0.5, 0.7, 0.9)
 BINS = 10
 
@@ -36,14 +36,17 @@ def gold_docs(path: Path, nlp: spacy.Language, limit: int = 0) -> List[Doc]:
     return docs[:limit] if limit else docs
 
 
-def labelled(
-    nlp: spacy.Language, gold: List[Doc], temperature: float
-) -> Tuple[np.ndarray, np.ndarray, int]:
-    """(score, right) of every role span the pipeline writes on the gold sentences' bare
-    tokens, and the number of gold role spans."""
-    nlp.get_pipe("lisa_srl").cfg["score_temperature"] = temperature
+def labelled(nlp: spacy.Language, gold: List[Doc]) -> Tuple[np.ndarray, np.ndarray, int]:
+    """(lattice marginal, right) of every role span the pipeline writes on the gold
+    sentences' bare tokens (the map set to the identity), and the number of gold spans."""
+    nlp.get_pipe("lisa_srl").cfg["score_calibration"] = [1.0, 0.0]
     bare = [
-        Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d])
+        Doc(
+            nlp.vocab,
+            words=[t.text for t in d],
+            spaces=[bool(t.whitespace_) for t in d],
+            sent_starts=[t.i == 0 for t in d],  # one gold sentence each
+        )
         for d in gold
     ]
     scores, right, n_gold = [], [], 0
@@ -59,11 +62,6 @@ def labelled(
                 scores.append(role._.srl_score)
                 right.append((frame.predicate.start, role.start, role.end, role.label_) in wanted)
     return np.asarray(scores, dtype=np.float64), np.asarray(right, dtype=bool), n_gold
-
-
-def log_loss(scores: np.ndarray, right: np.ndarray) -> float:
-    p = np.clip(scores, 1e-7, 1 - 1e-7)
-    return float(-np.mean(np.where(right, np.log(p), np.log1p(-p))))
 
 
 def reliability(scores: np.ndarray, right: np.ndarray) -> List[Dict[str, float]]:
@@ -132,43 +130,63 @@ def svg(table: List[Dict[str, float]], title: str) -> str:
     return "\n".join(parts + ["</svg>"])
 
 
+def fit_platt(marginals: np.ndarray, right: np.ndarray) -> Tuple[float, float]:
+    """``(a, b)`` of the logistic regression of rightness on ``logit(marginal)``."""
+    p = np.clip(marginals, CLIP, 1 - CLIP)
+    x = np.stack([np.log(p / (1 - p)), np.ones_like(p)], axis=1)
+    w = np.zeros(2)
+    for _ in range(100):  # Newton's method
+        q = 1.0 / (1.0 + np.exp(-x @ w))
+        hessian = (x * (q * (1 - q))[:, None]).T @ x + 1e-9 * np.eye(2)
+        w -= np.linalg.solve(hessian, x.T @ (q - right.astype(np.float64)))
+    return float(w[0]), float(w[1])
+
+
+def write_mapping(pipeline: Path, mapping: Tuple[float, float]) -> None:
+    """Set ``score_calibration`` in the saved pipeline's config."""
+    config = spacy.util.load_config(pipeline / "config.cfg")
+    config["components"]["lisa_srl"]["score_calibration"] = [round(v, 4) for v in mapping]
+    config.to_disk(pipeline / "config.cfg")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pipeline", type=Path)
-    parser.add_argument("heldout", type=Path, help="gold .spacy the temperature is fitted on")
+    parser.add_argument("heldout", type=Path, help="gold .spacy the map is fitted on")
     parser.add_argument("dev", type=Path, help="gold .spacy reported on")
     parser.add_argument("--svg", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--write", type=Path, default=None, help="a pipeline to set the map in")
     parser.add_argument("--limit", type=int, default=0, help="the first N sentences of each")
     args = parser.parse_args()
     began = time.time()
     nlp = spacy.load(args.pipeline)
     heldout, dev = (gold_docs(path, nlp, args.limit) for path in (args.heldout, args.dev))
-    fits = {t: log_loss(*labelled(nlp, heldout, t)[:2]) for t in TEMPERATURES}
-    fitted = min(fits, key=fits.get)
-    report: Dict[str, object] = {
-        "pipeline": str(args.pipeline),
-        "log_loss_heldout": fits,
-        "temperature": fitted,
-    }
-    for name, gold in (("heldout", heldout), ("dev", dev)):
-        for temperature in sorted({1.0, fitted}):
-            scores, right, n_gold = labelled(nlp, gold, temperature)
-            key = f"{name}@{temperature}"
-            report[key] = {"spans": len(scores), "gold": n_gold, "ece": ece(scores, right),
-                           "reliability": reliability(scores, right),
-                           "thresholds": at_thresholds(scores, right, n_gold)}  # fmt: skip
-            print(f"{key}: {len(scores)} spans, ECE {report[key]['ece']:.4f}")  # type: ignore[index]
-    dev_fitted = report[f"dev@{fitted}"]
-    for row in dev_fitted["thresholds"]:  # type: ignore[index]
+    runs = {"heldout": labelled(nlp, heldout), "dev": labelled(nlp, dev)}
+    mapping = fit_platt(*runs["heldout"][:2])
+    report: Dict[str, object] = {"pipeline": str(args.pipeline), "score_calibration": mapping}
+    for name, (marginals, right, n_gold) in runs.items():
+        for when, scores in (("before", marginals), ("after", calibrated(marginals, *mapping))):
+            report[f"{name} {when}"] = entry = {
+                "spans": len(scores),
+                "gold": n_gold,
+                "ece": ece(scores, right),
+                "reliability": reliability(scores, right),
+                "thresholds": at_thresholds(scores, right, n_gold),
+            }
+            print(f"{name} {when}: {len(scores)} spans, ECE {entry['ece']:.4f}")
+    after: Dict = report["dev after"]  # type: ignore[assignment]
+    for row in after["thresholds"]:
         print("| {min_score} | {kept} | {precision:.4f} | {recall:.4f} | {f1:.4f} |".format(**row))
-    print(f"temperature {fitted} (held-out log-loss), {time.time() - began:.0f} s")
+    print(f"score_calibration {mapping[0]:.4f} {mapping[1]:.4f}, {time.time() - began:.0f} s")
     if args.svg:
         args.svg.parent.mkdir(parents=True, exist_ok=True)
-        title = f"EWT dev role spans, temperature {fitted}: ECE {dev_fitted['ece']:.3f}"  # type: ignore[index]
-        args.svg.write_text(svg(dev_fitted["reliability"], title))  # type: ignore[index]
+        title = f"EWT dev role spans after the held-out map: ECE {after['ece']:.3f}"
+        args.svg.write_text(svg(after["reliability"], title))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
+    if args.write:
+        write_mapping(args.write, mapping)
 
 
 if __name__ == "__main__":

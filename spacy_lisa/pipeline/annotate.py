@@ -131,6 +131,7 @@ class Annotator:
             transition_weight=options.transition_weight,
             unique_core=options.unique_core_roles,
             score_temperature=options.score_temperature,
+            score_calibration=options.score_calibration,
         )
         # the tag rows are the windows' tokens, unpadded, in order
         window_rows = np.cumsum([0] + [end - start for _, start, end in host.windows])

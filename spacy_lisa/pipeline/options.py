@@ -68,6 +68,9 @@ class SRLOptions:
     - ``score_temperature``: the temperature (> 0) of the role logits behind each role
       span's score (``span._.srl_score``): the span's probability under the model's
       per-token label distributions at that temperature (docs/usage.md, Confidence).
+    - ``score_calibration``: ``(a, b)`` of the map from a span's lattice marginal ``p`` to
+      its score, ``sigmoid(a * logit(p) + b)`` (Platt scaling; ``(1, 0)``: the marginal
+      itself), fitted on held-out documents by ``benchmarks/calibration.py``.
     - ``min_score``: role spans scoring below it (0 to 1) are not written (0: all are).
     """
 
@@ -87,6 +90,7 @@ class SRLOptions:
     predicate_pos: Optional[Tuple[str, ...]] = None
     sense_loss: str = "candidates"
     score_temperature: float = 1.0
+    score_calibration: Tuple[float, float] = (1.0, 0.0)
     min_score: float = 0.0
 
     def __post_init__(self) -> None:
@@ -119,6 +123,10 @@ class SRLOptions:
             object.__setattr__(self, "predicate_pos", check_predicate_pos(self.predicate_pos))
         for name in ("overwrite_parse", "unique_core_roles", "write_pos", "store_attention"):
             object.__setattr__(self, name, bool(getattr(self, name)))
+        pair = self.score_calibration
+        ok = isinstance(pair, (list, tuple)) and len(pair) == 2 and all(map(_is_number, pair))
+        self._check("score_calibration", ok, "two numbers [a, b]")
+        object.__setattr__(self, "score_calibration", tuple(float(v) for v in pair))
         for name in ("transition_weight", "score_temperature", "min_score"):
             object.__setattr__(self, name, float(getattr(self, name)))
 
@@ -138,6 +146,7 @@ class SRLOptions:
         values = asdict(self)
         if self.predicate_pos is not None:
             values["predicate_pos"] = list(self.predicate_pos)
+        values["score_calibration"] = list(self.score_calibration)
         return values
 
 
