@@ -14,7 +14,7 @@ import spacy
 from spacy.tokens import Doc, DocBin
 
 from spacy_lisa.decoding.bio import bio_labels, paths_to_spans
-from spacy_lisa.decoding.confidence import predicate_scores, span_scores
+from spacy_lisa.decoding.confidence import calibrated, predicate_scores, span_scores
 from spacy_lisa.decoding.scores import log_softmax
 from spacy_lisa.formats import doc_to_jsonl_records
 
@@ -23,61 +23,37 @@ TEXTS = json.loads((SAVED / "expected.json").read_text())["texts"]
 LABELS = ("O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-V", "B-ARGM-NEG")
 
 
-def brute_force(emit, length, span, info, trans, first, predicate) -> float:
-    """The span's share of the weight of every valid labelling of ``length`` tokens,
-    each weighted as the decoder weighs it (emissions, start and transition scores, BIO
-    constraints, the predicate token ``V``): the marginal, by enumeration."""
-    start, end, kind = span
-    total = held = 0.0
+def brute_force(probs: np.ndarray, length: int, start: int, end: int, kind: str) -> float:
+    """The mass of every label sequence over ``length`` tokens that holds the span
+    ``[start, end)`` of ``kind``: B- at its start, I- after, no I- right after it."""
+    total = 0.0
     for seq in itertools.product(range(len(LABELS)), repeat=length):
         names = [LABELS[i] for i in seq]
-        if not names[predicate].endswith("-V"):
-            continue
-        log_weight = first[seq[0]] + sum(trans[a, b] for a, b in zip(seq, seq[1:]))
-        if not np.isfinite(log_weight):
-            continue  # an I-X after no X
-        weight = float(np.exp(log_weight) * np.prod([emit[t, i] for t, i in enumerate(seq)]))
-        total += weight
         inside = names[start] == f"B-{kind}" and all(
             n == f"I-{kind}" for n in names[start + 1 : end]
         )
         if inside and (end == length or names[end] != f"I-{kind}"):
-            held += weight
-    return held / total
+            total += float(np.prod([probs[t, i] for t, i in enumerate(seq)]))
+    return total
 
 
 @pytest.mark.parametrize("temperature", [1.0, 0.6, 2.5])
-@pytest.mark.parametrize("with_transitions", [False, True])
-def test_a_span_scores_its_marginal_in_the_decoders_lattice(temperature, with_transitions):
+def test_a_span_scores_the_mass_of_every_labelling_that_holds_it(temperature):
     rng = np.random.default_rng(7)
     info = bio_labels(LABELS)
     logits = rng.normal(scale=2.0, size=(2, 5, len(LABELS)))
     lengths = np.array([5, 4])  # the second frame's window is one token shorter (padding)
-    positions = np.array([4, 0])  # the predicate tokens
-    trans = first = None
-    if with_transitions:
-        trans = rng.normal(scale=0.5, size=(len(LABELS), len(LABELS)))
-        first = rng.normal(scale=0.5, size=len(LABELS))
-    # spans: ending before the predicate, one token, to the window's end, no I- type
-    spans = [(0, 0, 3, "ARG0"), (0, 3, 4, "ARG1"), (1, 1, 2, "ARG0"), (1, 2, 4, "ARG1")]
-    spans += [(1, 1, 2, "ARGM-NEG")]
+    # spans: whole window, ending at the window's end, one token, a type without I-
+    spans = [(0, 0, 3, "ARG0"), (0, 3, 5, "ARG1"), (1, 1, 2, "ARG0"), (1, 2, 4, "ARG1")]
+    spans += [(1, 0, 1, "ARGM-NEG")]
     arrays = tuple(
         np.array(column)
         for column in zip(*[(f, s, e, info.types.index(k)) for f, s, e, k in spans], strict=True)
     )
-    got = span_scores(
-        logits, arrays, lengths, info, temperature, positions=positions, transitions=trans,
-        start=first,
-    )  # fmt: skip
-    emit = np.exp(log_softmax(logits / temperature, axis=-1))
-    full_trans = info.transition_mask + (0 if trans is None else trans)
-    full_first = info.start_mask + (0 if first is None else first)
-    expected = [
-        brute_force(emit[f], lengths[f], (s, e, k), info, full_trans, full_first, positions[f])
-        for f, s, e, k in spans
-    ]
-    np.testing.assert_allclose(got, expected, rtol=1e-7)
-    assert 0 < min(expected) and max(expected) < 1
+    got = span_scores(logits, arrays, lengths, info, temperature)
+    probs = np.exp(log_softmax(logits / temperature, axis=-1))
+    expected = [brute_force(probs[f, : lengths[f]], lengths[f], s, e, k) for f, s, e, k in spans]
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
 
 
 def test_a_higher_temperature_makes_a_sure_span_less_sure():
@@ -180,3 +156,17 @@ def test_scores_given_by_hand_are_checked():
         doc._.srl_frames = [{"predicate": [1, 2], "roles": [[0, 1, "ARG0", 1.5]]}]
     with pytest.raises(ValueError, match=r"\[E010\].*score 'high'"):
         doc._.srl_frames = [{"predicate": [1, 2], "roles": [], "score": "high"}]
+
+
+def test_the_calibration_map_is_applied_to_every_role_score(nlp):
+    mapped = spacy.load(
+        SAVED / "pipeline", config={"components": {"lisa_srl": {"score_calibration": [0.5, 0.2]}}}
+    )
+    raw = np.array([r._.srl_score for f in nlp(TEXTS[0])._.srl_frames for r in f.roles])
+    got = [r._.srl_score for f in mapped(TEXTS[0])._.srl_frames for r in f.roles]
+    np.testing.assert_allclose(got, calibrated(raw, 0.5, 0.2))
+    assert not np.allclose(got, raw)
+    with pytest.raises(ValueError, match=r"score_calibration"):
+        spacy.load(
+            SAVED / "pipeline", config={"components": {"lisa_srl": {"score_calibration": [1]}}}
+        )

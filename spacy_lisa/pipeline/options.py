@@ -70,7 +70,7 @@ class SRLOptions:
       per-token label distributions at that temperature (docs/usage.md, Confidence).
     - ``score_calibration``: ``(a, b)`` of the map from a span's lattice marginal ``p`` to
       its score, ``sigmoid(a * logit(p) + b)`` (Platt scaling; ``(1, 0)``: the marginal
-      itself), fitted on held-out documents by ``benchmarks/calibration.py``.
+      itself), fitted on held-out documents by ``scripts/calibrate_scores.py``.
     - ``min_score``: role spans scoring below it (0 to 1) are not written (0: all are).
     """
 

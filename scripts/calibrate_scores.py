@@ -11,7 +11,7 @@ right spans), and on dev the precision and recall of the role spans kept at a fe
 ``min_score`` thresholds. Writes a JSON report, a reliability diagram (SVG) of dev after
 the map, and with ``--write`` the fitted map into a pipeline's config:
 
-    python benchmarks/calibration.py training/lisa_trf_short/model-best \\
+    python scripts/calibrate_scores.py training/lisa_trf_short/model-best \\
         corpus/train_heldout.spacy corpus/dev.spacy --svg docs/images/reliability.svg
 """
 
@@ -131,14 +131,18 @@ def svg(table: List[Dict[str, float]], title: str) -> str:
 
 
 def fit_platt(marginals: np.ndarray, right: np.ndarray) -> Tuple[float, float]:
-    """``(a, b)`` of the logistic regression of rightness on ``logit(marginal)``."""
+    """``(a, b)`` of the logistic regression of rightness on ``logit(marginal)``, with a
+    weak pull towards the identity ``(1, 0)`` (weight 1 against one per span), so that a
+    few spans, all right or all wrong, still give finite numbers."""
     p = np.clip(marginals, CLIP, 1 - CLIP)
     x = np.stack([np.log(p / (1 - p)), np.ones_like(p)], axis=1)
-    w = np.zeros(2)
+    identity = np.array([1.0, 0.0])
+    w = identity.copy()
     for _ in range(100):  # Newton's method
         q = 1.0 / (1.0 + np.exp(-x @ w))
-        hessian = (x * (q * (1 - q))[:, None]).T @ x + 1e-9 * np.eye(2)
-        w -= np.linalg.solve(hessian, x.T @ (q - right.astype(np.float64)))
+        gradient = x.T @ (q - right.astype(np.float64)) + (w - identity)
+        hessian = (x * (q * (1 - q))[:, None]).T @ x + np.eye(2)
+        w -= np.linalg.solve(hessian, gradient)
     return float(w[0]), float(w[1])
 
 
