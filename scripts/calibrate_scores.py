@@ -137,12 +137,21 @@ def fit_platt(marginals: np.ndarray, right: np.ndarray) -> Tuple[float, float]:
     p = np.clip(marginals, CLIP, 1 - CLIP)
     x = np.stack([np.log(p / (1 - p)), np.ones_like(p)], axis=1)
     identity = np.array([1.0, 0.0])
-    w = identity.copy()
-    for _ in range(100):  # Newton's method
+    y = right.astype(np.float64)
+
+    def loss(w: np.ndarray) -> float:
+        z = x @ w  # the negative log-likelihood, written stably, plus the pull
+        return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum((w - identity) ** 2))
+
+    w = np.zeros(2)
+    for _ in range(100):  # Newton's method, the step halved until the loss falls
         q = 1.0 / (1.0 + np.exp(-x @ w))
-        gradient = x.T @ (q - right.astype(np.float64)) + (w - identity)
+        gradient = x.T @ (q - y) + (w - identity)
         hessian = (x * (q * (1 - q))[:, None]).T @ x + np.eye(2)
-        w -= np.linalg.solve(hessian, gradient)
+        step = np.linalg.solve(hessian, gradient)
+        while loss(w - step) > loss(w) and np.abs(step).max() > 1e-12:
+            step /= 2
+        w -= step
     return float(w[0]), float(w[1])
 
 
