@@ -43,6 +43,9 @@ MOST_NOT_RUN = 3
 MODELS: Dict[str, str] = {
     "training/pipelines/lisa_cpu": "lisa",
     "training/pipelines/lisa_trf": "lisa",
+    "training/pipelines/lisa_trf_short": "lisa",
+    "en_lisa_srl_ewt_trf_short": "lisa",
+    "training/lisa_trf_short/model-best": "lisa",
     "en_lisa_srl_ewt_cpu": "lisa",
     "en_lisa_srl_ewt_trf": "lisa",
     "training/lisa_cpu/model-best": "lisa",
