@@ -290,3 +290,28 @@ def frame_scores(doc: Any) -> List[float]:
     for frame in doc._.srl_frames:
         scores += [frame.score, frame.roleset_score] + [r._.srl_score for r in frame.roles]
     return [s for s in scores if s is not None]
+
+
+def frame_scores_in(value: Any) -> List[float]:
+    """Every confidence score in frames of any form and nesting (as :func:`scoreless`
+    finds them), in order."""
+    if isinstance(value, dict) and "predicate" in value and "roles" in value:
+        found = [value[k] for k in ("score", "roleset_score") if value.get(k) is not None]
+        for role in value["roles"]:
+            score = role.get("score") if isinstance(role, dict) else (role[3:] or [None])[0]
+            found += [score] if score is not None else []
+        return found
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in frame_scores_in(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in frame_scores_in(v)]
+    return []
+
+
+def assert_same_frames(got: Any, want: Any, atol: float = 1e-4) -> None:
+    """``got`` holds the frames of ``want`` (any form and nesting), and their scores up to
+    the float32 noise of the batch a doc was padded in."""
+    assert scoreless(got) == scoreless(want)
+    got_scores, want_scores = frame_scores_in(got), frame_scores_in(want)
+    assert len(got_scores) == len(want_scores)
+    assert all(abs(a - b) <= atol for a, b in zip(got_scores, want_scores, strict=True))

@@ -25,7 +25,14 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import pyarrow.parquet as pq
 import pytest
 import ray
-from srl_testing import TEXT_SENTENCES, TINY_MODEL, make_texts, train_tiny_pipeline
+from srl_testing import (
+    TEXT_SENTENCES,
+    TINY_MODEL,
+    assert_same_frames,
+    frame_scores_in,
+    make_texts,
+    train_tiny_pipeline,
+)
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
@@ -181,8 +188,8 @@ def test_ray_equals_predict_with_two_workers(
     stats = annotate_ray(
         str(model_dir), corpus["dir"], out, workers=2, shard_lines=50, batch_size=16
     )
-    assert shard_records(out, "a.txt") == expected["a.txt"]
-    assert shard_records(out, "b.jsonl") == expected["b.jsonl"]
+    assert_same_frames(shard_records(out, "a.txt"), expected["a.txt"])
+    assert_same_frames(shard_records(out, "b.jsonl"), expected["b.jsonl"])
     n_records = len(expected["a.txt"]) + len(expected["b.jsonl"])
     assert stats["docs"] == 230
     assert stats["records"] == n_records
@@ -225,7 +232,8 @@ def test_marked_mode_records_agree_in_one_process_two_processes_and_ray(
     assert two == one
     out = tmp_path / "out"
     annotate_ray(str(model_dir), corpus["dir"], out, workers=2, shard_lines=50, batch_size=16)
-    assert shard_records(out, "a.txt") + shard_records(out, "b.jsonl") == one
+    assert_same_frames(shard_records(out, "a.txt") + shard_records(out, "b.jsonl"), one)
+    assert frame_scores_in(one)  # the confidence scores are in Ray's records
 
 
 def test_parquet_in_and_out(
@@ -250,7 +258,7 @@ def test_parquet_in_and_out(
         raw = record.pop("id")
         if raw is not None:
             record["id"] = json.loads(raw)
-    assert got == expected["b.jsonl"]
+    assert_same_frames(got, expected["b.jsonl"])
 
 
 def test_worker_that_dies_is_restarted(
@@ -270,7 +278,7 @@ def test_worker_that_dies_is_restarted(
     monkeypatch.setattr(ray_run, "Annotator", crashing_annotator(CRASH_ID, once=crashed))
     stats = annotate_ray(str(model_dir), source, tmp_path / "out", shard_lines=25, batch_size=8)
     assert crashed.exists(), "the actor should have died once"
-    assert shard_records(tmp_path / "out", "crash.jsonl") == want
+    assert_same_frames(shard_records(tmp_path / "out", "crash.jsonl"), want)
     assert stats["docs"] == 60 and stats["records"] == len(want)
 
 
@@ -299,7 +307,7 @@ def test_worker_that_always_dies_stops_the_run(
     monkeypatch.undo()
     stats = annotate_ray(str(model_dir), source, out, shard_lines=10)
     assert stats["docs"] == 20 and stats["shards"] == 2
-    assert shard_records(out, "dies.jsonl") == predicted(model_dir, source, tmp_path)
+    assert_same_frames(shard_records(out, "dies.jsonl"), predicted(model_dir, source, tmp_path))
 
 
 def test_rerun_writes_only_missing_shards(
@@ -319,7 +327,7 @@ def test_rerun_writes_only_missing_shards(
     second = annotate_ray(str(model_dir), corpus["text"], out, shard_lines=50)
     assert second["shards_written"] == 2 and second["shards_done_before"] == 1
     assert (shards[0].stat().st_mtime_ns, shards[0].with_suffix(".done").stat().st_mtime_ns) == kept
-    assert shard_records(out, "a.txt") == expected["a.txt"]
+    assert_same_frames(shard_records(out, "a.txt"), expected["a.txt"])
     assert not list(out.glob(".*"))  # no temporary file survives
     # every count covers the whole input, whichever run did the shard
     for key in ("docs", "records", "frames", "skipped"):
@@ -368,7 +376,7 @@ def test_rerun_redoes_changed_input_and_refuses_other_inputs_or_models(
     lines[30] = lines[30].replace(".", "!")
     source.write_text("\n".join(lines + ["Tom gave Anna flowers."]) + "\n", encoding="utf8")
     assert run()["shards_written"] == 1
-    assert shard_records(out, "docs.txt") == predicted(model_dir, source, tmp_path)
+    assert_same_frames(shard_records(out, "docs.txt"), predicted(model_dir, source, tmp_path))
     # another corpus with the same file name, another model: refused, nothing touched
     other = tmp_path / "other" / "docs.txt"
     other.parent.mkdir()
@@ -443,7 +451,7 @@ def test_second_run_into_the_same_directory_is_refused(
     finally:
         go.touch()
     assert first(300)["docs"] == 130
-    assert shard_records(out, "a.txt") == expected["a.txt"]  # the first run undisturbed
+    assert_same_frames(shard_records(out, "a.txt"), expected["a.txt"])  # the first run undisturbed
 
 
 def test_empty_text_is_counted_alike_on_every_path(
@@ -485,9 +493,9 @@ def test_empty_text_is_counted_alike_on_every_path(
     assert ray_counts("docs.jsonl") == local["docs.jsonl"]["skipped"]
     assert ray_counts("docs.txt") == local["docs.txt"]["skipped"]
     assert ray_counts("docs.parquet") == {"blank": 0, "empty_text": 3, **none}
-    assert shard_records(out, "docs.jsonl") == local["docs.jsonl"]["records"]
-    assert shard_records(out, "docs.txt") == local["docs.txt"]["records"]
-    assert shard_records(out, "docs.parquet", "jsonl") == local["docs.jsonl"]["records"]
+    assert_same_frames(shard_records(out, "docs.jsonl"), local["docs.jsonl"]["records"])
+    assert_same_frames(shard_records(out, "docs.txt"), local["docs.txt"]["records"])
+    assert_same_frames(shard_records(out, "docs.parquet", "jsonl"), local["docs.jsonl"]["records"])
 
 
 def test_shard_check_wants_the_exact_lines_in_order(tmp_path: Path) -> None:
@@ -611,7 +619,7 @@ def test_cli_on_a_cluster_by_address(
             break
         time.sleep(2)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert shard_records(out, "b.jsonl") == expected["b.jsonl"]
+    assert_same_frames(shard_records(out, "b.jsonl"), expected["b.jsonl"])
     assert "Labelled 100 doc(s)" in result.stderr
 
 

@@ -30,7 +30,7 @@ from serve_testing import (
     start_server,
     wait_for,
 )
-from srl_testing import make_texts
+from srl_testing import assert_same_frames, frame_scores_in, make_texts
 from typer.testing import CliRunner
 
 from spacy_lisa.cli import app
@@ -96,13 +96,14 @@ def test_annotate_gives_predicts_records(server: str, srl_model_dir: Path, tmp_p
     reply = post_json(f"{server}/v1/annotate", {"texts": texts})
     assert reply.status == 200, reply
     assert reply.headers["content-type"] == "application/json"
-    assert reply.json() == {"records": expected}
+    assert_same_frames(reply.json(), {"records": expected})
+    assert frame_scores_in(reply.json())  # the confidence scores reach the client
 
     # with ids, as predict writes a JSONL input's ids
     pairs = list(zip(texts, ids, strict=True))
     with_ids = predicted(srl_model_dir, tmp_path, [{"text": t, "id": i} for t, i in pairs])
     reply = post_json(f"{server}/v1/annotate", {"texts": texts, "ids": ids})
-    assert reply.json()["records"] == with_ids
+    assert_same_frames(reply.json()["records"], with_ids)
 
     # one document per request, all at once: each is predict's record of that text
     replies = in_threads(
@@ -112,7 +113,8 @@ def test_annotate_gives_predicts_records(server: str, srl_model_dir: Path, tmp_p
     for n, (reply, text_id) in enumerate(zip(replies, ids[:24], strict=True)):
         assert reply.status == 200, reply
         mine = [dict(r, line=1) for r in with_ids if r["line"] == n + 1]
-        assert reply.json()["records"] == mine and mine[0]["id"] == text_id
+        assert_same_frames(reply.json()["records"], mine)
+        assert mine[0]["id"] == text_id
 
 
 def test_concurrent_requests_share_batches(server: str) -> None:
@@ -148,12 +150,13 @@ def test_odd_text_is_labelled_as_predict_labels_it(
     expected = predicted(srl_model_dir, tmp_path, [{"text": t} for t in ODD_TEXTS])
     reply = post_json(f"{server}/v1/annotate", {"texts": ODD_TEXTS})
     assert reply.status == 200, reply
-    assert reply.json()["records"] == expected
+    assert_same_frames(reply.json()["records"], expected)
     assert {r["line"] for r in expected} == {1, 2, 3, 4, 5}
     # the same bytes sent as UTF-8 rather than \u escapes
     raw = json.dumps({"texts": ODD_TEXTS}, ensure_ascii=False).encode("utf8")
     reply = request(f"{server}/v1/annotate", method="POST", body=raw)  # curl -d: no JSON type
-    assert reply.status == 200 and reply.json()["records"] == expected
+    assert reply.status == 200
+    assert_same_frames(reply.json()["records"], expected)
 
 
 # ------------------------------------------------------------------- bad input ----------

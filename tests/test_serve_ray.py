@@ -16,7 +16,7 @@ import fastapi  # noqa: F401  (make install; missing, the module fails)
 import pytest
 import ray.serve  # noqa: F401  (make install; missing, the module fails)
 from serve_testing import ServerProcess, in_threads, post_json, request
-from srl_testing import make_texts
+from srl_testing import assert_same_frames, make_texts
 
 from spacy_lisa.predict import predict
 
@@ -65,7 +65,7 @@ def test_ray_serve_replicas_give_predicts_records(
 
     reply = post_json(f"{url}/v1/annotate", {"texts": texts})
     assert reply.status == 200, reply
-    assert reply.json()["records"] == expected
+    assert_same_frames(reply.json()["records"], expected)
 
     # concurrent single-document requests, spread over the replicas
     replies = in_threads(
@@ -73,7 +73,8 @@ def test_ray_serve_replicas_give_predicts_records(
     )
     for n, reply in enumerate(replies):
         assert reply.status == 200, reply
-        assert reply.json()["records"] == [dict(r, line=1) for r in expected if r["line"] == n + 1]
+        want = [dict(r, line=1) for r in expected if r["line"] == n + 1]
+        assert_same_frames(reply.json()["records"], want)
 
     # Bursts of concurrent requests until both replicas have answered: under load the
     # second replica can join the router seconds after the first, and one request at a

@@ -37,7 +37,7 @@ def parquet_schema(tags: bool = False) -> pa.Schema:
     ``tags`` and ``untagged_roles`` only with ``tags`` (``predict --tags``)."""
     import pyarrow as pa
 
-    i64, s = pa.int64(), pa.string()
+    i64, s, f64 = pa.int64(), pa.string(), pa.float64()
     offsets = [
         ("text", s),
         ("start", i64),
@@ -54,7 +54,9 @@ def parquet_schema(tags: bool = False) -> pa.Schema:
         ("roleset", s),
         ("lemma", s),
         ("predicate", pa.struct(offsets)),
-        ("roles", pa.list_(pa.struct([("label", s), *offsets]))),
+        ("roles", pa.list_(pa.struct([("label", s), *offsets, ("score", f64)]))),
+        ("score", f64),
+        ("roleset_score", f64),
     ]
     if tags:
         frame_fields += [("tags", pa.list_(s)), ("untagged_roles", pa.list_(i64))]
