@@ -7,8 +7,8 @@ the role loss trains): ``B-X`` at its first token, ``I-X`` at every later one, a
 constraints are not part of it. That probability is then mapped by Platt scaling
 (:func:`calibrated`, the component's ``score_calibration``, fitted on held-out
 documents): on EWT it scored better against rightness than the span's marginal in the
-decoder's constrained lattice (held-out log-loss 0.440 against 0.465 after the map) and
-costs no pass over the lattice.
+decoder's constrained lattice, and costs no pass over the lattice
+(docs/benchmarks/calibration.md).
 A predicate's score is the joint POS/predicate classifier's probability that the token
 is a predicate; a roleset's, the sense classifier's probability among the lemma's
 candidates.
