@@ -54,3 +54,25 @@ def zorble_frames(folder: Path) -> Path:
     folder.mkdir(parents=True)
     (folder / "zorble.xml").write_text(frame_file("zorble", ["zorble.01"]), encoding="utf8")
     return folder
+
+
+def run_corpus_workflow(tmp_path: Path, workflow: str, data_dir: Path) -> Path:
+    """The project's ``workflow`` (conll2012, conll2005) run in a copy of the project on
+    ``data_dir``, with a tiny parser for the trees, the frame-file miniature and two
+    training steps; returns the project folder."""
+    from parser_testing import train_tiny_parser
+
+    project = copy_project(tmp_path / "project")
+    parser = tmp_path / "parser"
+    train_tiny_parser().to_disk(parser)
+    frames = zorble_frames(tmp_path / "frames")
+    overrides = [
+        f"--vars.{workflow}_dir", str(data_dir),
+        f"--vars.{workflow}_parser", str(parser),
+        "--vars.frames_dir", str(frames),
+        "--vars.max_steps", "2",
+    ]  # fmt: skip
+    run_checked(
+        [sys.executable, "-m", "spacy", "project", "run", workflow, ".", *overrides], project
+    )
+    return project

@@ -4,13 +4,11 @@ training steps: every step's outputs exist, apart from EWT's."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import srsly
-from parser_testing import train_tiny_parser
-from project_testing import copy_project, run_checked, zorble_frames
+from project_testing import run_corpus_workflow
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
@@ -20,19 +18,7 @@ CONLL2012 = REPO / "tests" / "fixtures" / "conll2012"
 
 @pytest.mark.slow
 def test_conll2012_workflow(tmp_path: Path) -> None:
-    project = copy_project(tmp_path / "project")
-    parser = tmp_path / "parser"
-    train_tiny_parser().to_disk(parser)
-    frames = zorble_frames(tmp_path / "frames")
-    overrides = [
-        "--vars.conll2012_dir", str(CONLL2012),
-        "--vars.conll2012_parser", str(parser),
-        "--vars.frames_dir", str(frames),
-        "--vars.max_steps", "2",
-    ]  # fmt: skip
-    run_checked(
-        [sys.executable, "-m", "spacy", "project", "run", "conll2012", ".", *overrides], project
-    )
+    project = run_corpus_workflow(tmp_path, "conll2012", CONLL2012)
 
     # the three splits, with the OntoNotes rolesets and the parser's trees
     train = list(DocBin().from_disk(project / "corpus/conll2012/train.spacy").get_docs(Vocab()))
