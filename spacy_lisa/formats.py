@@ -129,9 +129,7 @@ def doc_to_jsonl_records(
                 "predicate": _span_offsets(frame.predicate, sent),
                 "roles": [_role_record(r, sent) for r in frame.roles],
             }
-            for key in ("score", "roleset_score"):
-                if getattr(frame, key) is not None:
-                    item[key] = getattr(frame, key)
+            item.update(frame.scores())
             if tags:
                 item["tags"], item["untagged_roles"] = frame_bio_tags(sent, frame)
             record["frames"].append(item)

@@ -93,9 +93,10 @@ class SRLFrame:
             "lemma": self.lemma,
             "roles": roles,
         }
-        return {**view, **self._scores()}
+        return {**view, **self.scores()}
 
-    def _scores(self) -> Dict[str, float]:
+    def scores(self) -> Dict[str, float]:
+        """The frame's ``score`` and ``roleset_score``, those it has."""
         scores = {"score": self.score, "roleset_score": self.roleset_score}
         return {key: value for key, value in scores.items() if value is not None}
 
@@ -113,7 +114,7 @@ class SRLFrame:
             "roleset": self.roleset,
             "lemma": self.lemma,
             "roles": roles,
-            **self._scores(),
+            **self.scores(),
         }
 
     def __repr__(self) -> str:

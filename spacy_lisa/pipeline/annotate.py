@@ -21,7 +21,7 @@ from ..errors import Warnings
 from ..frames import set_srl_frames
 from ..models.types import LisaOutput
 from .batching import PredictGroup, doc_heads
-from .labels import PREDICATE_SUFFIX
+from .labels import PREDICATE_SUFFIX, predicate_tag_ids
 from .senses import PredicateContext, ptb_upos
 
 if TYPE_CHECKING:
@@ -63,9 +63,7 @@ class Annotator:
             [t.removesuffix(PREDICATE_SUFFIX) for t in tags] or [""], dtype=object
         )
         self.dep_names = np.array(list(cfg["labels"]["deps"]) or [""], dtype=object)
-        self.predicate_tags = np.array(
-            [i for i, t in enumerate(tags) if t.endswith(PREDICATE_SUFFIX)], dtype=np.int64
-        )
+        self.predicate_tags = np.array(predicate_tag_ids(tags), dtype=np.int64)
 
     def add(self, call: PredictGroup) -> None:
         """Decode one model call's output on the docs at ``call.doc_indices`` (all of

@@ -137,13 +137,18 @@ def label_data(cfg: Dict[str, Any]) -> Dict[str, Any]:
     return {key: cfg[key] for key in LABEL_DATA_KEYS}
 
 
+def predicate_tag_ids(tags: Sequence[str]) -> List[int]:
+    """The ids of the joint POS/predicate tags that mark a predicate."""
+    return [i for i, t in enumerate(tags) if t.endswith(PREDICATE_SUFFIX)]
+
+
 def set_label_dims(model: Model, cfg: Dict[str, Any]) -> None:
     """Set the model's output dimensions (and its predicate tags) from the labels: on
     each member too where the model is an ensemble (``spacy-lisa.Ensemble.v1``)."""
     from ..models.lisa import lisa_members
 
     labels = cfg["labels"]
-    predicate_tags = [i for i, t in enumerate(labels["tags"]) if t.endswith(PREDICATE_SUFFIX)]
+    predicate_tags = predicate_tag_ids(labels["tags"])
     for node in {id(node): node for node in (model, *lisa_members(model))}.values():
         node.set_dim("n_tags", max(1, len(labels["tags"])))
         node.set_dim("n_deps", max(1, len(labels["deps"])))
