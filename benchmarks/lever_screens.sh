@@ -20,6 +20,9 @@
 #                encoder-mpnet`) instead of MiniLM, all 12 blocks fine-tuned at the config's
 #                settings
 #   mpnet_cut_N  the same cut to its lower N blocks (num_layers N)
+#   buckets      batches from length-sorted buffers of 2,048 sentences in random order
+#                (spacy-lisa.shuffled_length_buckets.v1) and the encoder's calls cut at
+#                1,024 padded wordpieces (max_batch_wordpieces): a tenth of the padding
 # Output: training/lever_screens/<lever>/ and <lever>.log, metrics/lever_screens/<lever>-
 # {train_heldout,dev}.json, and a table on stdout (gains against the baseline scored here,
 # in this run or an earlier one).
@@ -47,6 +50,8 @@ overrides() {  # lever -> its spacy train overrides
     top_*) echo "--$tok2vec.trainable_layers ${1#top_} --$tok2vec.cache_tokens 1000000" ;;
     mpnet) echo "--paths.transformer_model $mpnet" ;;
     mpnet_cut_*) echo "--paths.transformer_model $mpnet --$tok2vec.num_layers ${1#mpnet_cut_}" ;;
+    buckets) echo "--training.batcher.@batchers spacy-lisa.shuffled_length_buckets.v1" \
+      "--training.batcher.buffer 2048 --$tok2vec.max_batch_wordpieces 1024" ;;
     *) echo "unknown lever $1" >&2; return 1 ;;
   esac
 }

@@ -43,7 +43,7 @@ from spacy_lisa.pipeline.srl_component import LisaSRL
 SECONDS: Dict[str, float] = defaultdict(float)
 PHASE: Dict[str, Any] = {}  # "now": "update" or "evaluation" while one runs
 CLOCK: Dict[str, float] = {}  # "start": the first batch asked for (loading not counted)
-COUNTS = {"steps": 0, "words": 0}
+COUNTS = {"steps": 0, "words": 0, "padded_words": 0, "pieces": 0, "padded_pieces": 0}
 PARTS = (
     "reading and batching",
     "tokenisation",
@@ -112,6 +112,8 @@ def counted(update: Callable[..., Any]) -> Callable[..., Any]:
         examples = list(examples)
         COUNTS["steps"] += 1
         COUNTS["words"] += sum(len(eg.reference) for eg in examples)
+        # LISA's layers run on the batch padded to its longest doc
+        COUNTS["padded_words"] += len(examples) * max((len(eg.predicted) for eg in examples), default=0)
         return update(self, examples, *args, **kwargs)
 
     return wrapper
@@ -128,11 +130,28 @@ def timed_run(run: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def counted_padding(encode: Callable[..., Any]) -> Callable[..., Any]:
+    """transformer._encode counting, in updates, the wordpieces the encoder is called on
+    (``padded_pieces``: rows x longest of every sub-batch) and the real ones among them
+    (``pieces``, special tokens included): what padding costs the encoder's arithmetic."""
+
+    @functools.wraps(encode)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        subs = encode(*args, **kwargs)
+        if PHASE.get("now") == "update":
+            for sub in subs:
+                COUNTS["pieces"] += int(sub.attention_mask.sum())
+                COUNTS["padded_pieces"] += int(sub.attention_mask.numel())
+        return subs
+
+    return wrapper
+
+
 def instrument() -> None:
     loop.create_train_batches = timed_batches(loop.create_train_batches)
     loop.create_evaluation_callback = timed_evaluation(loop.create_evaluation_callback)
     transformer._plan = timed("tokenisation", transformer._plan)
-    transformer._encode = timed("padding", transformer._encode)
+    transformer._encode = timed("padding", counted_padding(transformer._encode))
     transformer._run = timed_run(transformer._run)
     shim = transformer_shim.TransformerShim
     shim.__call__ = timed("encoder forward", shim.__call__)  # type: ignore[method-assign]
@@ -187,10 +206,17 @@ def main(
         "words": COUNTS["words"],
         "seconds": round(seconds, 1),
         "words_per_second": round(COUNTS["words"] / seconds, 1),
+        "padded_words": COUNTS["padded_words"],
+        "wordpieces": COUNTS["pieces"],
+        "padded_wordpieces": COUNTS["padded_pieces"],
         "parts": rows,
     }
     (output / "step_breakdown.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"{COUNTS['steps']} steps, {COUNTS['words']} words, {seconds:.1f} s")
+    padded = max(COUNTS["padded_pieces"], 1)
+    print(f"encoder calls: {COUNTS['pieces']} wordpieces in {padded} padded "
+          f"({1 - COUNTS['pieces'] / padded:.1%} padding); LISA: {COUNTS['words']} words in "
+          f"{COUNTS['padded_words']} padded ({1 - COUNTS['words'] / max(COUNTS['padded_words'], 1):.1%})")
     print("| part | seconds | share | s per step |\n|---|---|---|---|")
     for row in rows:
         print(f"| {row['part']} | {row['seconds']} | {row['share']:.1%} | {row['per step']} |")
