@@ -1046,3 +1046,7 @@ class Errors(metaclass=ErrorsWithCodes):
         "--worker-gpus 0 to label on the CPUs, install the GPU build ({install}), or pass "
         "--address of a Ray cluster whose nodes have GPUs."
     )
+    E459 = (
+        "spacy-lisa.shuffled_length_buckets.v1 got buffer={buffer}: the buffer is the number "
+        "of examples sorted by length at a time and must be at least 1 (e.g. 2048)."
+    )
