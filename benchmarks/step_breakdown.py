@@ -16,6 +16,9 @@ what ``spacy train`` spends, split into:
 - callbacks: the config's ``before_update`` (the heap released to the OS);
 - evaluation: the held-out passes at ``eval_frequency`` and at the end.
 
+It also counts the padding the updates compute on: the wordpieces of the encoder's calls
+(real and padded) and the words of LISA's batches (padded to the longest doc).
+
     python benchmarks/step_breakdown.py configs/lisa_trf.cfg --steps 40 --eval-frequency 20 \
         --set paths.train=corpus/train_fit.spacy --set paths.dev=corpus/train_heldout.spacy
 
