@@ -116,7 +116,8 @@ def counted(update: Callable[..., Any]) -> Callable[..., Any]:
         COUNTS["steps"] += 1
         COUNTS["words"] += sum(len(eg.reference) for eg in examples)
         # LISA's layers run on the batch padded to its longest doc
-        COUNTS["padded_words"] += len(examples) * max((len(eg.predicted) for eg in examples), default=0)
+        longest = max((len(eg.predicted) for eg in examples), default=0)
+        COUNTS["padded_words"] += len(examples) * longest
         return update(self, examples, *args, **kwargs)
 
     return wrapper
@@ -216,10 +217,13 @@ def main(
     }
     (output / "step_breakdown.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"{COUNTS['steps']} steps, {COUNTS['words']} words, {seconds:.1f} s")
-    padded = max(COUNTS["padded_pieces"], 1)
-    print(f"encoder calls: {COUNTS['pieces']} wordpieces in {padded} padded "
-          f"({1 - COUNTS['pieces'] / padded:.1%} padding); LISA: {COUNTS['words']} words in "
-          f"{COUNTS['padded_words']} padded ({1 - COUNTS['words'] / max(COUNTS['padded_words'], 1):.1%})")
+    pieces, padded = COUNTS["pieces"], max(COUNTS["padded_pieces"], 1)
+    words, padded_words = COUNTS["words"], max(COUNTS["padded_words"], 1)
+    print(
+        f"encoder calls: {pieces} wordpieces in {padded} padded ({1 - pieces / padded:.1%}"
+        f" padding); LISA: {words} words in {padded_words} padded "
+        f"({1 - words / padded_words:.1%})"
+    )
     print("| part | seconds | share | s per step |\n|---|---|---|---|")
     for row in rows:
         print(f"| {row['part']} | {row['seconds']} | {row['share']:.1%} | {row['per step']} |")

@@ -3,10 +3,10 @@ length, in random order.
 
 spaCy's ``spacy.batch_by_padded.v1`` sorts each ``buffer`` of examples by length and cuts
 it into batches of at most ``size`` padded words, then yields them longest first. A
-small buffer leaves much padding (the batch of the shortest sentences of 256 spans lengths
-1 to 15); a large one yields a long run of batches in length order, a curriculum nobody
-asked for. This batcher takes spaCy's batches of a large buffer and shuffles their order
-within it, so padding stays low and the batches stay in random order
+small buffer leaves much padding (the batch of its shortest sentences spans a wide range
+of lengths); a large one yields a long run of batches in length order, a curriculum
+nobody asked for. This batcher cuts spaCy's batches from a large buffer and shuffles
+their order within it, so padding stays low and the batches come in random order
 (docs/benchmarks/training.md, "Where a training step's time goes").
 """
 
@@ -46,8 +46,8 @@ def configure_shuffled_length_buckets(
                 sorted_buffer, target, buffer=len(sorted_buffer), get_length=length
             )
             # spaCy's discard_oversize also drops every batch whose padded size is exactly
-            # the target (its test is >=): a quarter of EWT's training sentences at a
-            # buffer of 2,048. An oversize item is always a batch of its own: left out here.
+            # the target (its test is >=), and a large buffer makes many such batches. An
+            # oversize item is always a batch of its own: that is what is left out here.
             kept = [
                 one
                 for one in batches
@@ -57,4 +57,3 @@ def configure_shuffled_length_buckets(
             yield from kept
 
     return batch
-
