@@ -40,11 +40,9 @@ def configure_shuffled_length_buckets(
 
     def batch(items: Iterable[Any]) -> Iterator[List[Any]]:
         sizes = itertools.repeat(size) if isinstance(size, int) else iter(size)
-        for sorted_buffer in minibatch(items, size=buffer):
+        for chunk in minibatch(items, size=buffer):
             target = next(sizes)
-            batches = minibatch_by_padded_size(
-                sorted_buffer, target, buffer=len(sorted_buffer), get_length=length
-            )
+            batches = minibatch_by_padded_size(chunk, target, buffer=len(chunk), get_length=length)
             # spaCy's discard_oversize also drops every batch whose padded size is exactly
             # the target (its test is >=), and a large buffer makes many such batches. An
             # oversize item is always a batch of its own: that is what is left out here.
