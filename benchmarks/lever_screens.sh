@@ -20,6 +20,8 @@
 #                encoder-mpnet`) instead of MiniLM, all 12 blocks fine-tuned at the config's
 #                settings
 #   mpnet_cut_N  the same cut to its lower N blocks (num_layers N)
+#   warmup_N     N warm-up steps (the config's 300)
+#   merge_X      a share X of the sentence boundaries read as none (the config's 0.15)
 #   buckets      batches from length-sorted buffers of 2,048 sentences in random order
 #                (spacy-lisa.shuffled_length_buckets.v1) and the encoder's calls cut at
 #                1,024 padded wordpieces (max_batch_wordpieces): a tenth of the padding
@@ -48,6 +50,8 @@ overrides() {  # lever -> its spacy train overrides
     rate_*) echo "--$tok2vec.learn_rate_scale ${1#rate_}" ;;
     # only the top N blocks fine-tuned, the frozen part's output of each window cached
     top_*) echo "--$tok2vec.trainable_layers ${1#top_} --$tok2vec.cache_tokens 1000000" ;;
+    warmup_*) echo "--training.optimizer.learn_rate.warmup_steps ${1#warmup_}" ;;
+    merge_*) echo "--corpora.train.merge_sentences ${1#merge_}" ;;
     mpnet) echo "--paths.transformer_model $mpnet" ;;
     mpnet_cut_*) echo "--paths.transformer_model $mpnet --$tok2vec.num_layers ${1#mpnet_cut_}" ;;
     buckets) echo "--training.batcher.@batchers spacy-lisa.shuffled_length_buckets.v1" \
