@@ -85,22 +85,6 @@ while [ $# -gt 0 ]; do
   shift
   LOG_DIR=$out bash scripts/run_parallel.sh "${pair[@]}"
 done
-python - "$metrics" $levers <<'PY'
-import json, sys
-from pathlib import Path
-metrics, levers = Path(sys.argv[1]), sys.argv[2:]
-def f1(lever, data):
-    return 100 * json.loads((metrics / f"{lever}-{data}.json").read_text())["srl_f"]
 # the baseline of this run, or one an earlier run scored here (run it at the same STEPS)
-has_base = (metrics / "baseline-dev.json").exists()
-base = {d: f1("baseline", d) for d in ("train_heldout", "dev")} if has_base else None
-print("| lever | held-out F1 | dev F1 | gain held-out / dev | moves on (>= 0.5 on both) |")
-print("|---|---|---|---|---|")
-for lever in levers:
-    h, d = f1(lever, "train_heldout"), f1(lever, "dev")
-    gain = moves = ""
-    if base and lever != "baseline":
-        gh, gd = h - base["train_heldout"], d - base["dev"]
-        gain, moves = f"{gh:+.2f} / {gd:+.2f}", "yes" if gh >= 0.5 and gd >= 0.5 else "no"
-    print(f"| {lever} | {h:.2f} | {d:.2f} | {gain} | {moves} |")
-PY
+# shellcheck disable=SC2086  # the levers are words
+python benchmarks/screen_table.py "$metrics" $levers --rule 0.5

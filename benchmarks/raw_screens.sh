@@ -27,19 +27,5 @@ for lever in $levers; do
       --output "$metrics/$lever-$data-raw.json" > "$out/$lever-$data-raw.log" 2>&1
   done
 done
-python - "$metrics" $levers <<'PY'
-import json, sys
-from pathlib import Path
-metrics, levers = Path(sys.argv[1]), sys.argv[2:]
-def f1(lever, data):
-    return 100 * json.loads((metrics / f"{lever}-{data}-raw.json").read_text())["srl_f"]
-has_base = (metrics / "baseline-dev-raw.json").exists()
-print("| lever | held-out F1, raw text | dev F1, raw text | gain held-out / dev |")
-print("|---|---|---|---|")
-for lever in levers:
-    h, d = f1(lever, "train_heldout"), f1(lever, "dev")
-    gain = ""
-    if has_base and lever != "baseline":
-        gain = f"{h - f1('baseline', 'train_heldout'):+.2f} / {d - f1('baseline', 'dev'):+.2f}"
-    print(f"| {lever} | {h:.2f} | {d:.2f} | {gain} |")
-PY
+# shellcheck disable=SC2086  # the levers are words
+python benchmarks/screen_table.py "$metrics" $levers --suffix -raw --label ", raw text"
