@@ -145,24 +145,38 @@ def role_span(doc: Doc, role: Sequence[Any], predicate: Sequence[Any]) -> Span:
     return Span(doc, int(role[0]), int(role[1]), label=str(role[2]), span_id=link)
 
 
+# The role scores of the stored frames last read, by (predicate start, end, role start,
+# end, label), so that reading every role's span._.srl_score costs one pass over a doc's
+# frames, not one per role. Keyed by the stored list itself (set_srl_frames stores a new
+# one) and its length (frames appended in place are seen).
+_RoleKey = Tuple[int, int, int, int, str]
+_last_role_scores: Tuple[Optional[List[FrameDict]], int, Dict[_RoleKey, float]] = (None, 0, {})
+
+
+def _role_scores(data: List[FrameDict]) -> Dict[_RoleKey, float]:
+    global _last_role_scores
+    cached = _last_role_scores  # one read: another thread may replace it meanwhile
+    if cached[0] is not data or cached[1] != len(data):
+        scores: Dict[_RoleKey, float] = {}
+        for item in data:
+            pstart, pend = int(item["predicate"][0]), int(item["predicate"][1])
+            for role in item.get("roles") or ():
+                if len(role) > 3:
+                    key = (pstart, pend, int(role[0]), int(role[1]), str(role[2]))
+                    scores.setdefault(key, float(role[3]))
+        cached = _last_role_scores = (data, len(data), scores)
+    return cached[2]
+
+
 def get_span_score(span: Span) -> Optional[float]:
     """The score of a role span (``span._.srl_score``): the one its frame stores for a
     role of the same offsets and label; ``None`` for other spans and unscored frames."""
     match = _PREDICATE_ID.fullmatch(span.id_)
-    if match is None:
+    data = span.doc._.srl_frame_data
+    if match is None or not data:
         return None
-    predicate = [int(match[1]), int(match[2])]
-    for item in span.doc._.srl_frame_data or ():
-        if [int(i) for i in item["predicate"]] != predicate:
-            continue
-        for role in item.get("roles") or ():
-            if len(role) > 3 and (int(role[0]), int(role[1]), role[2]) == (
-                span.start,
-                span.end,
-                span.label_,
-            ):
-                return float(role[3])
-    return None
+    key = (int(match[1]), int(match[2]), span.start, span.end, span.label_)
+    return _role_scores(data).get(key)
 
 
 def get_span_predicate(span: Span) -> Optional[Span]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import spacy
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc, DocBin, Span
 
 from spacy_lisa.decoding.bio import bio_labels, paths_to_spans
 from spacy_lisa.decoding.confidence import calibrated, predicate_scores, span_scores
@@ -156,6 +156,34 @@ def test_scores_given_by_hand_are_checked():
         doc._.srl_frames = [{"predicate": [1, 2], "roles": [[0, 1, "ARG0", 1.5]]}]
     with pytest.raises(ValueError, match=r"\[E010\].*score 'high'"):
         doc._.srl_frames = [{"predicate": [1, 2], "roles": [], "score": "high"}]
+
+
+def test_role_scores_follow_the_frames_each_doc_stores_now():
+    """``span._.srl_score`` reads its own doc's frames as they are: two docs read in
+    turn, frames set again, a frame appended in place, one span as two predicates' roles."""
+    vocab = spacy.blank("en").vocab
+    words = "Mary wanted to buy the car".split()
+
+    def frames(wanted: float, buy: float):
+        return [
+            {"predicate": [1, 2], "roles": [[0, 1, "ARG0", wanted], [2, 6, "ARG1", 0.8]]},
+            {"predicate": [3, 4], "roles": [[0, 1, "ARG0", buy], [4, 6, "ARG1", 0.7]]},
+        ]
+
+    def scores(doc: Doc):
+        return [r._.srl_score for f in doc._.srl_frames for r in f.roles]
+
+    one, two = Doc(vocab, words=words), Doc(vocab, words=words)
+    one._.srl_frames, two._.srl_frames = frames(0.9, 0.6), frames(0.2, 0.1)
+    for _ in range(2):
+        assert scores(one) == [0.9, 0.8, 0.6, 0.7] and scores(two) == [0.2, 0.8, 0.1, 0.7]
+    assert [s._.srl_score for s in two.spans["srl"]] == [0.2, 0.8, 0.1, 0.7]
+    one._.srl_frames = frames(0.5, 0.4)
+    assert scores(one) == [0.5, 0.8, 0.4, 0.7]
+    one._.srl_frame_data.append({"predicate": [5, 6], "roles": [[4, 5, "ARG1", 0.3]]})
+    assert Span(one, 4, 5, label="ARG1", span_id="V:5-6")._.srl_score == 0.3
+    assert Span(one, 4, 5, label="ARG0", span_id="V:5-6")._.srl_score is None
+    assert Span(one, 0, 1, label="ARG0")._.srl_score is None  # no predicate link
 
 
 def test_the_calibration_map_is_applied_to_every_role_score(nlp):
