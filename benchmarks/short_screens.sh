@@ -55,22 +55,6 @@ for lever in $levers; do
       --output "$metrics/$lever-$data.json" >> "$out/$lever.log" 2>&1
   done
 done
-python - "$out" "$metrics" $levers <<'PY'
-import json, sys
-from pathlib import Path
-out, metrics, levers = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
-def f1(lever, data):
-    return 100 * json.loads((metrics / f"{lever}-{data}.json").read_text())["srl_f"]
 # the baseline of this run, or one an earlier run scored here (at the same MINUTES)
-base = f1("baseline", "train_heldout") if (metrics / "baseline-train_heldout.json").exists() else None
-print("| lever | held-out F1 | dev F1 | steps | words/s | peak RSS (GB) | gain held-out | moves |")
-print("|---|---|---|---|---|---|---|---|")
-for lever in levers:
-    s = json.loads((out / lever / "summary.json").read_text())
-    held = f1(lever, "train_heldout")
-    gain = moves = ""
-    if base is not None and lever != "baseline":
-        gain, moves = f"{held - base:+.2f}", "yes" if held - base >= 0.5 else "no"
-    print(f"| {lever} | {held:.2f} | {f1(lever, 'dev'):.2f} | {s['steps']} | "
-          f"{s['words_per_second']:.0f} | {s['peak_rss_mb'] / 1024:.1f} | {gain} | {moves} |")
-PY
+# shellcheck disable=SC2086  # the levers are words
+python benchmarks/screen_table.py "$metrics" $levers --rule 0.5 --summaries "$out"
