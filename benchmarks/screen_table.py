@@ -57,7 +57,8 @@ def main(
         if has_base and lever != "baseline":
             gain_held = held - f1("baseline", "train_heldout")
             gain = f"{gain_held:+.2f} / {dev - f1('baseline', 'dev'):+.2f}"
-            moves = "yes" if rule is not None and gain_held >= rule else "no"
+            if rule is not None:
+                moves = "yes" if gain_held >= rule else "no"
         row += f" {gain} |"
         if rule is not None:
             row += f" {moves} |"
