@@ -148,7 +148,8 @@ def role_span(doc: Doc, role: Sequence[Any], predicate: Sequence[Any]) -> Span:
 # The role scores of the stored frames last read, by (predicate start, end, role start,
 # end, label), so that reading every role's span._.srl_score costs one pass over a doc's
 # frames, not one per role. Keyed by the stored list itself (set_srl_frames stores a new
-# one) and its length (frames appended in place are seen).
+# one) and its length (frames appended in place are seen); a score edited in place inside
+# a stored role is not: store the frames again with set_srl_frames.
 _RoleKey = Tuple[int, int, int, int, str]
 _last_role_scores: Tuple[Optional[List[FrameDict]], int, Dict[_RoleKey, float]] = (None, 0, {})
 
