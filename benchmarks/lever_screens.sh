@@ -3,10 +3,11 @@
 # as it is (the baseline) and with one lever each, same data, steps and seed, trained on the
 # training documents outside the held-out share (scripts/split_heldout.py, 0.1) and scored
 # at the last step on the held-out ones and on dev (own parse, predicted predicates,
-# strict). Two runs at a time, one torch thread each. A lever moves on if it gains at
-# least 0.5 F1 over the baseline on the held-out documents and on dev.
+# strict). Two runs at a time, one torch thread each: the next lever starts as soon as
+# either run ends. A lever moves on if it gains at least RULE F1 (default 0.5) over the
+# baseline on the held-out documents; dev is reported, not read.
 #
-#   bash benchmarks/lever_screens.sh [STEPS] [LEVERS]
+#   [RULE=2.0] bash benchmarks/lever_screens.sh [STEPS] [LEVERS]
 #
 # LEVERS (default "baseline ema layer_mix"; layer-wise rate decay and first-piece pooling,
 # screened here before, were removed from the tok2vec as not kept):
@@ -73,18 +74,28 @@ command_of() {  # lever -> its training and its two scores, as one command line
 }
 
 for lever in $levers; do overrides "$lever" > /dev/null; done  # fail before training
-# two at a time (scripts/run_parallel.sh: one thread each, logs in $out/<lever>.log)
+# a pool of two (scripts/run_parallel.sh per lever: one thread, log in $out/<lever>.log);
+# a failed run stops the other and the script
+pids=()
+stop_all() {
+  kill "${pids[@]}" 2>/dev/null
+  exit 1
+}
+running=0  # started and not yet waited for: each `wait -n` collects one
 # shellcheck disable=SC2086  # the levers are words
-set -- $levers
-while [ $# -gt 0 ]; do
-  pair=("$1" "$(command_of "$1")")
-  if [ $# -gt 1 ]; then
-    pair+=("$2" "$(command_of "$2")")
-    shift
+for lever in $levers; do
+  if [ "$running" -ge 2 ]; then
+    wait -n || stop_all
+    running=$(( running - 1 ))
   fi
-  shift
-  LOG_DIR=$out bash scripts/run_parallel.sh "${pair[@]}"
+  LOG_DIR=$out bash scripts/run_parallel.sh "$lever" "$(command_of "$lever")" &
+  pids+=("$!")
+  running=$(( running + 1 ))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || stop_all
+  running=$(( running - 1 ))
 done
 # the baseline of this run, or one an earlier run scored here (run it at the same STEPS)
 # shellcheck disable=SC2086  # the levers are words
-python benchmarks/screen_table.py "$metrics" $levers --rule 0.5
+python benchmarks/screen_table.py "$metrics" $levers --rule "${RULE:-0.5}"

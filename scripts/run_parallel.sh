@@ -8,10 +8,11 @@
 # gets ~1.4x from a second torch thread in nlp.pipe: 2026-11-25, 0.1.0 at commit 82d13cf,
 # BENCHMARKS.md), so overlapping them saves most of the shorter one's wall time. The
 # benchmark scripts that train side by side use it too (benchmarks/teacher_share.sh,
-# predicate_mark.sh, ensembles.sh, and lever_screens.sh once per pair). Each command's
-# output goes to $LOG_DIR/NAME.log (default training/logs; `tail -f` it to follow a
-# training), with a time stamp per line; when a command fails the others are stopped, its
-# log's end is shown and the script exits with its status.
+# predicate_mark.sh, ensembles.sh, and lever_screens.sh once per lever, two at a time).
+# Each command's output goes to $LOG_DIR/NAME.log (default training/logs; `tail -f` it to
+# follow a training), with a time stamp per line; when a command fails the others are
+# stopped, its log's end is shown and the script exits with its status; stopping the
+# script (Ctrl-C, TERM) stops the commands.
 set -uo pipefail
 if [ $(( $# % 2 )) -ne 0 ] || [ $# -eq 0 ]; then
   echo "usage: $0 NAME COMMAND [NAME COMMAND ...]" >&2
@@ -32,6 +33,9 @@ while [ $# -gt 0 ]; do
   name_of[$!]=$name
   printf '%(%H:%M:%S)T [%s] started: %s (log: %s)\n' -1 "$name" "$command" "$log_dir/$name.log"
 done
+# stopped itself (Ctrl-C, or a pool that runs it, as lever_screens.sh does): stop the
+# commands too, which run in sessions of their own and would go on training
+trap 'for pid in "${pids[@]}"; do kill -- "-$pid" 2>/dev/null; done; exit 143' INT TERM
 status=0
 remaining=${#pids[@]}
 while [ "$remaining" -gt 0 ]; do
