@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Screens of the base-size encoder at an equal wall-clock budget: all-mpnet-base-v2 with
-# 0, 2 and 4 trainable top blocks (configs/lisa_trf_base.cfg, layer mix on, the frozen
-# part cached) against lisa_trf (MiniLM fine-tuned), same data and seed, all trained at
-# once (one torch thread each, so that they share the cores alike) for MINUTES of updates
-# (benchmarks/wall_budget.py: the rate decays to zero at the budget), on the training
-# documents outside the held-out share, then model-last scored on the held-out documents
-# and on dev (own parse, predicted predicates, strict). The rule: the best MPNet screen
-# moves on only if it beats lisa_trf by at least 1.0 F1 on the held-out documents.
+# 0, 2 and 4 trainable top blocks (configs/lisa_trf_base.cfg with all 12 blocks, layer
+# mix on, the frozen part cached) against lisa_trf (MiniLM fine-tuned), same data and
+# seed, all trained at once (one torch thread each, so that they share the cores alike)
+# for MINUTES of updates (benchmarks/wall_budget.py: the rate decays to zero at the
+# budget), on the training documents outside the held-out share, then model-last scored
+# on the held-out documents and on dev (own parse, predicted predicates, strict). The
+# rule: the best MPNet screen moves on only if it beats lisa_trf by at least 1.0 F1 on
+# the held-out documents.
 #
 #   bash benchmarks/encoder_screens.sh [MINUTES] [SCREENS]
 #
 # SCREENS (default "minilm mpnet_0 mpnet_2 mpnet_4"): minilm is lisa_trf as it is;
-# mpnet_T is lisa_trf_base with trainable_layers T; minilm_T is lisa_trf with its top T
-# blocks trained and the rest frozen and cached.
+# mpnet_T is lisa_trf_base, whole, with trainable_layers T; minilm_T is lisa_trf with its
+# top T blocks trained and the rest frozen and cached.
 # Needs assets/all-mpnet-base-v2 (spacy project run encoder-mpnet) and the converted
 # corpus. Output: training/encoder_screens/<screen>/ (model-last, summary.json, log),
 # metrics/encoder_screens/<screen>-{train_heldout,dev}.json and a table on stdout.
@@ -24,6 +25,9 @@ out=training/encoder_screens
 metrics=metrics/encoder_screens
 mkdir -p "$out" "$metrics"
 tok2vec=components.lisa_srl.model.tok2vec
+# all 12 blocks under a layer mix, as these screens ran lisa_trf_base.cfg (its batcher has
+# since become lisa_trf.cfg's length buckets)
+whole_mixed="--set $tok2vec.num_layers=null --set $tok2vec.layer_mix=true"
 
 settings() {  # screen -> its config and --set overrides
   case $1 in
@@ -32,9 +36,10 @@ settings() {  # screen -> its config and --set overrides
       "--set $tok2vec.cache_tokens=1000000" ;;
     # all frozen: the pooled outputs of all 13 states per token are kept (float16,
     # 300,000 tokens x 13 x 768 x 2 bytes = 6 GB at most)
-    mpnet_0) echo "configs/lisa_trf_base.cfg --set $tok2vec.trainable_layers=0" \
+    mpnet_0) echo "configs/lisa_trf_base.cfg $whole_mixed --set $tok2vec.trainable_layers=0" \
       "--set $tok2vec.cache_tokens=300000" ;;
-    mpnet_*) echo "configs/lisa_trf_base.cfg --set $tok2vec.trainable_layers=${1#mpnet_}" ;;
+    mpnet_*) echo "configs/lisa_trf_base.cfg $whole_mixed" \
+      "--set $tok2vec.trainable_layers=${1#mpnet_} --set $tok2vec.cache_tokens=1000000" ;;
     *) echo "unknown screen $1" >&2; return 1 ;;
   esac
 }
