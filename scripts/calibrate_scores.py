@@ -19,7 +19,7 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import spacy
@@ -77,9 +77,17 @@ def reliability(scores: np.ndarray, right: np.ndarray) -> List[Dict[str, float]]
     return out
 
 
-def ece(scores: np.ndarray, right: np.ndarray) -> float:
+def ece(scores: np.ndarray, right: np.ndarray) -> Optional[float]:
+    """The expected calibration error; None where the pipeline wrote no span (a model
+    trained a few steps may write none)."""
+    if not len(scores):
+        return None
     table = reliability(scores, right)
     return sum(row["count"] * abs(row["score"] - row["right"]) for row in table) / len(scores)
+
+
+def shown(value: Optional[float], digits: int) -> str:
+    return "n/a (no spans)" if value is None else f"{value:.{digits}f}"
 
 
 def at_thresholds(scores: np.ndarray, right: np.ndarray, n_gold: int) -> List[Dict[str, float]]:
@@ -87,7 +95,7 @@ def at_thresholds(scores: np.ndarray, right: np.ndarray, n_gold: int) -> List[Di
     for threshold in THRESHOLDS:
         kept = scores >= threshold
         p = float(right[kept].mean()) if kept.any() else 0.0
-        r = float(right[kept].sum() / n_gold)
+        r = float(right[kept].sum() / n_gold) if n_gold else 0.0
         f = 2 * p * r / (p + r) if p + r else 0.0
         rows.append(
             {"min_score": threshold, "kept": int(kept.sum()), "precision": p, "recall": r, "f1": f}
@@ -187,14 +195,14 @@ def main() -> None:
                 "reliability": reliability(scores, right),
                 "thresholds": at_thresholds(scores, right, n_gold),
             }
-            print(f"{name} {when}: {len(scores)} spans, ECE {entry['ece']:.4f}")
+            print(f"{name} {when}: {len(scores)} spans, ECE {shown(entry['ece'], 4)}")
     after: Dict = report["dev after"]  # type: ignore[assignment]
     for row in after["thresholds"]:
         print("| {min_score} | {kept} | {precision:.4f} | {recall:.4f} | {f1:.4f} |".format(**row))
     print(f"score_calibration {mapping[0]:.4f} {mapping[1]:.4f}, {time.time() - began:.0f} s")
     if args.svg:
         args.svg.parent.mkdir(parents=True, exist_ok=True)
-        title = f"EWT dev role spans after the held-out map: ECE {after['ece']:.3f}"
+        title = f"EWT dev role spans after the held-out map: ECE {shown(after['ece'], 3)}"
         args.svg.write_text(svg(after["reliability"], title))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
