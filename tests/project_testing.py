@@ -1,5 +1,6 @@
 """What the tests of the spaCy project's workflows share: a copy of the project to run in,
-a command run as `spacy project run` runs it, and a frame file for a lemma no corpus has."""
+a command run as `spacy project run` runs it, a frame file for a lemma no corpus has, and
+a tiny encoder for the `vectors` steps."""
 
 from __future__ import annotations
 
@@ -56,6 +57,29 @@ def zorble_frames(folder: Path) -> Path:
     return folder
 
 
+def tiny_vectors_encoder(folder: Path) -> Path:
+    """A tiny random uncased BERT (1 block, hidden 32, a WordPiece vocabulary of 150)
+    saved to ``folder``, for ``--vars.vectors_encoder``: model2vec encodes every piece of
+    the encoder's vocabulary, about a minute for MiniLM's 30,000 on one thread and a second
+    for these 150 (tests/test_static_vectors.py distils the real MiniLM). Its 2,048
+    positions hold any word alone, as model2vec encodes the training words."""
+    import transformers as hf
+    from encoder_testing import _wordpiece
+
+    vocab = _wordpiece(lowercase=True)
+    tokenizer = hf.BertTokenizerFast(
+        tokenizer_object=vocab, do_lower_case=True, unk_token="[UNK]", sep_token="[SEP]",
+        pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]",
+    )  # fmt: skip
+    config = hf.BertConfig(
+        vocab_size=vocab.get_vocab_size(), hidden_size=32, num_hidden_layers=1,
+        num_attention_heads=2, intermediate_size=64, max_position_embeddings=2048,
+    )  # fmt: skip
+    hf.BertModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
 def run_corpus_workflow(tmp_path: Path, workflow: str, data_dir: Path) -> Path:
     """The project's ``workflow`` (conll2012, conll2005) run in a copy of the project on
     ``data_dir``, with a tiny parser for the trees, the frame-file miniature and two
@@ -70,6 +94,7 @@ def run_corpus_workflow(tmp_path: Path, workflow: str, data_dir: Path) -> Path:
         f"--vars.{workflow}_dir", str(data_dir),
         f"--vars.{workflow}_parser", str(parser),
         "--vars.frames_dir", str(frames),
+        "--vars.vectors_encoder", str(tiny_vectors_encoder(tmp_path / "encoder")),
         "--vars.max_steps", "2",
     ]  # fmt: skip
     run_checked(

@@ -12,7 +12,7 @@ from typing import Dict, List
 
 import pytest
 import srsly
-from project_testing import copy_project, frame_file, run_checked
+from project_testing import copy_project, frame_file, run_checked, tiny_vectors_encoder
 
 NAMES = ["Mira", "Tobias", "Ines", "Karl", "Petra", "Olaf"]
 # (word, lemma, roleset)
@@ -142,6 +142,7 @@ def test_assets_then_workflow_in_a_fresh_clone(tmp_path: Path) -> None:
     # it); the whole workflow on real data: test_project_smoke.py
     tiny = ["--vars.max_steps", "2"]
     tiny += ["--vars.heldout_share", "0.5"]
+    tiny += ["--vars.vectors_encoder", str(tiny_vectors_encoder(tmp_path / "encoder"))]
     for step in ("convert", "vectors", "train"):
         run_checked(spacy + ["run", step, ".", *tiny], project)
     stats = srsly.read_json(project / "corpus/train.stats.json")
