@@ -1,4 +1,4 @@
-"""CI smoke run of the spaCy project on a few hundred real EWT sentences with a handful
+"""CI smoke run of the spaCy project on 150 real EWT sentences with a handful
 of training steps: every step's outputs exist and the packaged pipeline loads."""
 
 from __future__ import annotations
@@ -8,8 +8,11 @@ import sys
 
 import pytest
 import srsly
-from project_testing import copy_project, run_checked, zorble_frames
+from project_testing import copy_project, run_checked, tiny_vectors_encoder, zorble_frames
 from spacy.util import load_config
+
+# the sentences converted from train and from dev: every evaluation step reads all of dev's
+N_SENTS = 150
 
 
 @pytest.mark.slow
@@ -24,14 +27,18 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         "--vars.frames_dir",
         str(frames),
         "--vars.n_sents_limit",
-        "300",
+        str(N_SENTS),
         "--vars.max_steps",
         "6",
         "--vars.parser_max_steps",
         "6",
-        # a few hundred sentences: ~15 documents, half held out to choose model-best on
+        # N_SENTS sentences of train and of dev: half of train's documents held out to
+        # choose model-best on
         "--vars.heldout_share",
         "0.5",
+        # lisa_cpu's vectors from a tiny encoder: distilling MiniLM's takes a minute
+        "--vars.vectors_encoder",
+        str(tiny_vectors_encoder(tmp_path / "encoder")),
     ]
     spacy = [sys.executable, "-m", "spacy", "project", "run"]
     run_checked(spacy + ["convert", ".", *overrides], project)
@@ -104,7 +111,7 @@ def test_project_workflow_smoke(tmp_path, ewt_dir):
         config = (project / trained / "model-best/config.cfg").read_text()
         assert f'dev = "{dev}"' in config, trained
     stats = json.loads((project / "corpus/train.stats.json").read_text())
-    assert 0 < stats["sentences"] <= 300 and stats["predicates"] > 0
+    assert 0 < stats["sentences"] <= N_SENTS and stats["predicates"] > 0
     for path in (
         "corpus/train.spacy",
         "corpus/dev.spacy",
