@@ -59,7 +59,7 @@ browser:
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; fi; }
 
 test:
-	$(PYTHON) -m pytest -n 2 --durations=15
+	$(PYTHON) -m pytest -n 2 --dist worksteal --durations=15
 
 # The README's install and the whole suite in .venv-py313 on CPython 3.13 (built first
 # into ~/.cache/py313 from ../shared/python when missing: a few minutes on 2 cores)

@@ -14,6 +14,14 @@ def pytest_configure(config: pytest.Config) -> None:
         torch.set_num_threads(1)
 
 
+def pytest_collection_modifyitems(items: list) -> None:
+    # The slow tests (workflows, Ray, servers: a minute or more each, the project's smoke
+    # run several) first, so that `make test`'s two workers start them together instead of
+    # one worker ending the run alone on a workflow that started last; the rest, in their
+    # order, fill the gaps (--dist worksteal moves queued tests to the idle worker).
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 
