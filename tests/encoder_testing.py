@@ -88,9 +88,10 @@ def _unigram(specials: List[str], unk: str) -> Any:
     )
 
 
-def build_encoder(family: str, out: Path, layers: int = 2) -> Path:
-    """Save a tiny random encoder of ``family`` with ``layers`` blocks (model, config,
-    tokenizer files) to ``out``, as ``save_pretrained`` saves a real one."""
+def build_encoder(family: str, out: Path, layers: int = 2, positions: int = WINDOW) -> Path:
+    """Save a tiny random encoder of ``family`` with ``layers`` blocks and windows of
+    ``positions`` (model, config, tokenizer files) to ``out``, as ``save_pretrained``
+    saves a real one."""
     import transformers as hf
     from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
 
@@ -119,19 +120,19 @@ def build_encoder(family: str, out: Path, layers: int = 2) -> Path:
         }
         tokenizer = classes[family](tokenizer_object=tok, do_lower_case=lowercase, **bert_specials)
         if family == "bert":
-            config = hf.BertConfig(vocab_size=vocab, max_position_embeddings=WINDOW, **sizes)
+            config = hf.BertConfig(vocab_size=vocab, max_position_embeddings=positions, **sizes)
             model = hf.BertModel(config)
         elif family == "electra":
             # embeddings narrower than the hidden size (projected): the indicator takes
             # the embeddings' width
             config = hf.ElectraConfig(
-                vocab_size=vocab, embedding_size=16, max_position_embeddings=WINDOW, **sizes
+                vocab_size=vocab, embedding_size=16, max_position_embeddings=positions, **sizes
             )
             model = hf.ElectraModel(config)
         else:
             config = hf.DistilBertConfig(
                 vocab_size=vocab, dim=32, n_layers=layers, n_heads=2, hidden_dim=64,
-                max_position_embeddings=WINDOW,
+                max_position_embeddings=positions,
             )  # fmt: skip
             model = hf.DistilBertModel(config)
     elif family == "mpnet":
@@ -153,7 +154,7 @@ def build_encoder(family: str, out: Path, layers: int = 2) -> Path:
         )
         tokenizer = hf.MPNetTokenizerFast(tokenizer_object=tok, do_lower_case=True)
         config = hf.MPNetConfig(
-            vocab_size=tok.get_vocab_size(), max_position_embeddings=WINDOW + 2,
+            vocab_size=tok.get_vocab_size(), max_position_embeddings=positions + 2,
             pad_token_id=1, bos_token_id=0, eos_token_id=2,
             **sizes,
         )  # fmt: skip
@@ -180,9 +181,9 @@ def build_encoder(family: str, out: Path, layers: int = 2) -> Path:
             )
             tokenizer = hf.XLMRobertaTokenizerFast(tokenizer_object=tok, **roberta_specials)
             config_class, model_class = hf.XLMRobertaConfig, hf.XLMRobertaModel
-        # learned positions after padding_idx (1): WINDOW + 2 rows, as roberta-base's 514
+        # learned positions after padding_idx (1): positions + 2 rows, as roberta-base's 514
         config = config_class(
-            vocab_size=tok.get_vocab_size(), max_position_embeddings=WINDOW + 2,
+            vocab_size=tok.get_vocab_size(), max_position_embeddings=positions + 2,
             pad_token_id=1, bos_token_id=0, eos_token_id=2, type_vocab_size=1, **sizes,
         )  # fmt: skip
         model = model_class(config)
@@ -199,7 +200,7 @@ def build_encoder(family: str, out: Path, layers: int = 2) -> Path:
         )
         # DeBERTa-v3's settings: relative attention only, no token types
         config = hf.DebertaV2Config(
-            vocab_size=tok.get_vocab_size(), max_position_embeddings=WINDOW, type_vocab_size=0,
+            vocab_size=tok.get_vocab_size(), max_position_embeddings=positions, type_vocab_size=0,
             relative_attention=True, position_buckets=16, max_relative_positions=-1,
             pos_att_type=["p2c", "c2p"], position_biased_input=False,
             norm_rel_ebd="layer_norm", share_att_key=True, **sizes,
@@ -219,7 +220,7 @@ def build_encoder(family: str, out: Path, layers: int = 2) -> Path:
             tokenizer_object=tok, model_input_names=["input_ids", "attention_mask"], **bert_specials
         )
         config = hf.ModernBertConfig(
-            vocab_size=tok.get_vocab_size(), max_position_embeddings=WINDOW, pad_token_id=3,
+            vocab_size=tok.get_vocab_size(), max_position_embeddings=positions, pad_token_id=3,
             cls_token_id=1, sep_token_id=2, bos_token_id=1, eos_token_id=2,
             global_attn_every_n_layers=2, local_attention=16, **sizes,
             # its default initialisation (0.02) leaves a tiny random model's blocks close to

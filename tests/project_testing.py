@@ -58,26 +58,15 @@ def zorble_frames(folder: Path) -> Path:
 
 
 def tiny_vectors_encoder(folder: Path) -> Path:
-    """A tiny random uncased BERT (1 block, hidden 32, a WordPiece vocabulary of 150)
-    saved to ``folder``, for ``--vars.vectors_encoder``: model2vec encodes every piece of
-    the encoder's vocabulary, about a minute for MiniLM's 30,000 on one thread and a second
-    for these 150 (tests/test_static_vectors.py distils the real MiniLM). Its 2,048
-    positions hold any word alone, as model2vec encodes the training words."""
-    import transformers as hf
-    from encoder_testing import _wordpiece
+    """A tiny random uncased encoder (DistilBERT, 1 block, hidden 32, a WordPiece
+    vocabulary of 150) saved to ``folder``, for ``--vars.vectors_encoder``: model2vec
+    encodes every piece of the encoder's vocabulary, about a minute for MiniLM's 30,000 on
+    one thread and a second for these 150 (tests/test_static_vectors.py distils the real
+    MiniLM). Its 2,048 positions hold any word alone, as model2vec encodes the training
+    words."""
+    from encoder_testing import build_encoder
 
-    vocab = _wordpiece(lowercase=True)
-    tokenizer = hf.BertTokenizerFast(
-        tokenizer_object=vocab, do_lower_case=True, unk_token="[UNK]", sep_token="[SEP]",
-        pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]",
-    )  # fmt: skip
-    config = hf.BertConfig(
-        vocab_size=vocab.get_vocab_size(), hidden_size=32, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=64, max_position_embeddings=2048,
-    )  # fmt: skip
-    hf.BertModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return build_encoder("distilbert", folder, layers=1, positions=2048)
 
 
 def run_corpus_workflow(tmp_path: Path, workflow: str, data_dir: Path) -> Path:
