@@ -14,7 +14,7 @@ split.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Callable, Dict, List
 
 from srl_testing import TEXT_SENTENCES
 
@@ -44,23 +44,18 @@ def _trained(model: Any, trainer: Any, pre_tokenizer: Any, decoder: Any, normali
     return tok
 
 
-def _wordpiece(lowercase: bool) -> Any:
-    from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
+def _wordpiece(lowercase: bool, specials: List[str]) -> Any:
+    """A WordPiece vocabulary (BERT's scheme) with ``specials`` first; its post-processor
+    is the caller's."""
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = _trained(
+    return _trained(
         models.WordPiece(unk_token="[UNK]"),
         trainers.WordPieceTrainer(vocab_size=150, special_tokens=specials),
         pre_tokenizers.BertPreTokenizer(),
         decoders.WordPiece(),
         normalizers.BertNormalizer(lowercase=lowercase),
     )
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", 2), ("[SEP]", 3)],
-    )
-    return tok
 
 
 def _byte_level_bpe(specials: List[str]) -> Any:
@@ -93,7 +88,7 @@ def build_encoder(family: str, out: Path, layers: int = 2, positions: int = WIND
     ``positions`` (model, config, tokenizer files) to ``out``, as ``save_pretrained``
     saves a real one."""
     import transformers as hf
-    from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import processors
 
     sizes = dict(
         hidden_size=32, num_hidden_layers=layers, num_attention_heads=2, intermediate_size=64
@@ -111,7 +106,12 @@ def build_encoder(family: str, out: Path, layers: int = 2, positions: int = WIND
     )  # fmt: skip
     if family in ("bert", "electra", "distilbert"):
         lowercase = family != "bert"
-        tok = _wordpiece(lowercase)
+        tok = _wordpiece(lowercase, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", 2), ("[SEP]", 3)],
+        )
         vocab = tok.get_vocab_size()
         classes = {
             "bert": hf.BertTokenizerFast,
@@ -139,14 +139,7 @@ def build_encoder(family: str, out: Path, layers: int = 2, positions: int = WIND
         # MPNet: WordPiece (lower-cased) wrapped in <s> ... </s>, RoBERTa-style learned
         # positions after padding_idx 1, relative position buckets shared by all blocks
         # (32: the count transformers computes them with, whatever the config says)
-        specials = ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"]
-        tok = _trained(
-            models.WordPiece(unk_token="[UNK]"),
-            trainers.WordPieceTrainer(vocab_size=150, special_tokens=specials),
-            pre_tokenizers.BertPreTokenizer(),
-            decoders.WordPiece(),
-            normalizers.BertNormalizer(lowercase=True),
-        )
+        tok = _wordpiece(True, ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"])
         tok.post_processor = processors.TemplateProcessing(
             single="<s> $A </s>",
             pair="<s> $A </s> </s> $B </s>",
@@ -233,3 +226,20 @@ def build_encoder(family: str, out: Path, layers: int = 2, positions: int = WIND
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
+
+
+def encoder_builder(root: Path, layers: int) -> Callable[[str], Path]:
+    """A function giving the directory of a tiny encoder of a family with ``layers``
+    blocks, built (seed 0) into ``root`` the first time the family is asked for: a
+    module-scoped fixture's value."""
+    built: Dict[str, Path] = {}
+
+    def get(family: str) -> Path:
+        if family not in built:
+            import torch
+
+            torch.manual_seed(0)
+            built[family] = build_encoder(family, root / family, layers=layers)
+        return built[family]
+
+    return get

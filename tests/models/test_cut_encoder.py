@@ -17,7 +17,7 @@ import pytest
 import spacy
 import srsly
 import torch
-from encoder_testing import FAMILIES, LONG_WORDS, build_encoder
+from encoder_testing import FAMILIES, LONG_WORDS, encoder_builder
 from spacy.tokens import Doc
 from spacy.util import registry
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples
@@ -42,16 +42,7 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
-    root = tmp_path_factory.mktemp("cut_encoders")
-    built: Dict[str, Path] = {}
-
-    def get(family: str) -> Path:
-        if family not in built:
-            torch.manual_seed(0)
-            built[family] = build_encoder(family, root / family, layers=DEPTH)
-        return built[family]
-
-    return get
+    return encoder_builder(tmp_path_factory.mktemp("cut_encoders"), layers=DEPTH)
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,13 @@ from __future__ import annotations
 import copy
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, List
 
 import numpy
 import pytest
 import spacy
 import torch
-from encoder_testing import FAMILIES, build_encoder
+from encoder_testing import FAMILIES, encoder_builder
 from spacy.tokens import Doc
 from spacy.util import registry
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples
@@ -32,16 +32,7 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
-    root = tmp_path_factory.mktemp("deep_encoders")
-    built: Dict[str, Path] = {}
-
-    def get(family: str) -> Path:
-        if family not in built:
-            torch.manual_seed(0)
-            built[family] = build_encoder(family, root / family, layers=DEPTH)
-        return built[family]
-
-    return get
+    return encoder_builder(tmp_path_factory.mktemp("deep_encoders"), layers=DEPTH)
 
 
 @pytest.fixture(scope="module")
