@@ -228,9 +228,9 @@ def build_encoder(family: str, out: Path, layers: int = 2, positions: int = WIND
     return out
 
 
-def encoder_builder(root: Path, layers: int) -> Callable[[str], Path]:
-    """A function giving the directory of a tiny encoder of a family with ``layers``
-    blocks, built (seed 0) into ``root`` the first time the family is asked for: a
+def encoder_builder(root: Path, **options: Any) -> Callable[[str], Path]:
+    """A function giving the directory of a family's tiny encoder (``build_encoder``'s
+    ``options``), built (seed 0) into ``root`` the first time the family is asked for: a
     module-scoped fixture's value."""
     built: Dict[str, Path] = {}
 
@@ -239,7 +239,7 @@ def encoder_builder(root: Path, layers: int) -> Callable[[str], Path]:
             import torch
 
             torch.manual_seed(0)
-            built[family] = build_encoder(family, root / family, layers=layers)
+            built[family] = build_encoder(family, root / family, **options)
         return built[family]
 
     return get

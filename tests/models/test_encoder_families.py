@@ -21,7 +21,7 @@ import pytest
 import spacy
 import srsly
 import torch
-from encoder_testing import FAMILIES, LONG_WORDS, WINDOW, build_encoder
+from encoder_testing import FAMILIES, LONG_WORDS, WINDOW, encoder_builder
 from spacy.tokens import Doc, DocBin
 from spacy.util import registry
 from srl_testing import TEXT_SENTENCES, TINY_MODEL, gold_examples
@@ -53,16 +53,7 @@ TOK2VEC = "spacy-lisa.TransformerTok2Vec.v1"
 @pytest.fixture(scope="module")
 def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     """family -> the directory of its tiny encoder, built once per module."""
-    root = tmp_path_factory.mktemp("encoders")
-    built: Dict[str, Path] = {}
-
-    def get(family: str) -> Path:
-        if family not in built:
-            torch.manual_seed(0)
-            built[family] = build_encoder(family, root / family)
-        return built[family]
-
-    return get
+    return encoder_builder(tmp_path_factory.mktemp("encoders"))
 
 
 @pytest.fixture(scope="module")
