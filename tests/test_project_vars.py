@@ -6,13 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List
 
-from project_testing import copy_project
+from project_testing import REPO, copy_project
 from spacy.util import load_config
 from weasel.util import load_project_config
 
 from spacy_lisa.models.pretrained import DEFAULT_ENCODER
-
-CONFIGS = Path(__file__).parent.parent / "configs"
 
 
 def commands(tmp_path: Path, overrides: Dict[str, str]) -> Dict[str, List[str]]:
@@ -43,5 +41,5 @@ def test_the_project_and_the_transformer_configs_name_the_default_encoder(tmp_pa
     vectors = commands(tmp_path, {})["vectors"]
     assert vectors[-1].endswith(f"--model {DEFAULT_ENCODER}")
     for name in ("lisa_trf", "lisa_trf_marked", "lisa_trf_frozen"):
-        config = load_config(CONFIGS / f"{name}.cfg", interpolate=False)
+        config = load_config(REPO / "configs" / f"{name}.cfg", interpolate=False)
         assert config["paths"]["transformer_model"] == DEFAULT_ENCODER, name
