@@ -493,9 +493,5 @@ def _store_boundaries(shim: TransformerShim, inputs: Any, boundaries: List[Any])
 
 
 def _split_rows(flat: Any, lengths: List[int]) -> List[Floats2d]:
-    out = []
-    start = 0
-    for n in lengths:
-        out.append(flat[start : start + n])
-        start += n
-    return out
+    ends = numpy.cumsum(lengths).tolist()
+    return [flat[end - n : end] for n, end in zip(lengths, ends, strict=True)]
